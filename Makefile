@@ -1,0 +1,44 @@
+# knc's build, test and benchmark entry points. `make test` and `make run`
+# install what they need; nothing is installed by hand.
+
+GO ?= go
+BIN := $(CURDIR)/bin
+KNC := $(BIN)/knc
+
+# The kube-apiserver and etcd the tests run against are built from source.
+-include hack/testbin.mk
+
+.PHONY: all build test test-short bench run fuzz golden vet fmt-check clean
+
+all: build
+
+build:
+	$(GO) build -o $(KNC) ./cmd/knc
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# test runs every test, the ones against a real kube-apiserver included.
+test: fmt-check vet $(if $(filter testbin,$(MAKECMDGOALS) testbin),testbin)
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 30m ./...
+
+# test-short skips the tests that need the API server or long-running load.
+test-short:
+	$(GO) test -short ./...
+
+# golden rewrites the golden files and the testscript expectations.
+golden:
+	KNC_UPDATE=1 $(GO) test ./golden/... ./internal/cli/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+run: build
+	$(KNC) validate examples
+	$(KNC) build examples/quickstart
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,200 @@
+package routing
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// APIVersion and Kind identify the encoded table. A runtime refuses a table
+// whose apiVersion it does not know, so an old runtime never half-reads a new
+// compiler's output.
+const (
+	APIVersion = "routing.knc.dev/v1alpha1"
+	Kind       = "RoutingTable"
+)
+
+// Table is everything the runtime needs to serve events: the ingress points and
+// what each one fans out to. Slices are kept sorted by (namespace, name) by
+// the compiler so that the encoding is deterministic.
+type Table struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Brokers    []Broker  `json:"brokers,omitempty"`
+	Channels   []Channel `json:"channels,omitempty"`
+}
+
+// Object identifies the Knative object an entry was compiled from.
+type Object struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Generation is the metadata.generation the entry was compiled for; 0 when
+	// the source manifest did not say (every local object is then generation 1).
+	Generation int64 `json:"generation,omitempty"`
+	// SpecHash is the hash of the normalised spec, written into the
+	// knc.dev/spec-hash annotation, so a live object can be compared with it.
+	SpecHash string `json:"specHash,omitempty"`
+}
+
+// Key returns "namespace/name".
+func (o Object) Key() string { return o.Namespace + "/" + o.Name }
+
+// Broker is an ingress point whose events are evaluated against each Trigger.
+type Broker struct {
+	Object `json:",inline"`
+	// Path is where the runtime's listener serves this Broker,
+	// /brokers/NAMESPACE/NAME. Brokers and Channels have separate prefixes
+	// because the two kinds may share a name in one namespace.
+	Path string `json:"path"`
+	// Address is status.address.url as the compiled cluster serves it. A local
+	// runtime reports its own listener plus Path instead.
+	Address  string    `json:"address,omitempty"`
+	Delivery *Delivery `json:"delivery,omitempty"`
+	Triggers []Trigger `json:"triggers,omitempty"`
+}
+
+// Trigger delivers the events of its Broker that pass its filter.
+type Trigger struct {
+	Object `json:",inline"`
+	// Attributes is spec.filter.attributes: every key must be present, and a
+	// non-empty value must be equal. Ignored when Filters is set.
+	Attributes map[string]string `json:"attributes,omitempty"`
+	// Filters is spec.filters; all of them must pass.
+	Filters    []Filter    `json:"filters,omitempty"`
+	Subscriber Destination `json:"subscriber"`
+	// Delivery is the effective delivery: the Trigger's own when it sets any
+	// field, otherwise its Broker's.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Channel is an ingress point whose events go to every Subscription.
+type Channel struct {
+	Object `json:",inline"`
+	// Path is /channels/NAMESPACE/NAME.
+	Path          string         `json:"path"`
+	Address       string         `json:"address,omitempty"`
+	Delivery      *Delivery      `json:"delivery,omitempty"`
+	Subscriptions []Subscription `json:"subscriptions,omitempty"`
+}
+
+// Subscription delivers every event of its Channel to its subscriber, and the
+// subscriber's reply to Reply.
+type Subscription struct {
+	Object     `json:",inline"`
+	Subscriber *Destination `json:"subscriber,omitempty"`
+	Reply      *Destination `json:"reply,omitempty"`
+	// Delivery is the effective delivery: the Subscription's own when it sets
+	// any field, otherwise its Channel's.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Filter is one entry of spec.filters; exactly one field is set.
+type Filter struct {
+	Exact  map[string]string `json:"exact,omitempty"`
+	Prefix map[string]string `json:"prefix,omitempty"`
+	Suffix map[string]string `json:"suffix,omitempty"`
+	All    []Filter          `json:"all,omitempty"`
+	Any    []Filter          `json:"any,omitempty"`
+	Not    *Filter           `json:"not,omitempty"`
+	CESQL  string            `json:"cesql,omitempty"`
+}
+
+// Destination is a resolved or still-to-be-resolved address.
+//
+// When Ref is nil, URI is absolute and final. When Ref is set, the compiler
+// could not resolve it from the repository: the runtime reads the referent's
+// status.address.url (the Addressable duck type) and, if URI is set, resolves
+// URI relative to it.
+type Destination struct {
+	URI string `json:"uri,omitempty"`
+	Ref *Ref   `json:"ref,omitempty"`
+}
+
+// Ref is a duck-typed reference to an Addressable.
+type Ref struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// Delivery holds the options of eventing.knative.dev DeliverySpec, with
+// durations already parsed from ISO-8601.
+type Delivery struct {
+	// Retry is the number of attempts after the first.
+	Retry int32 `json:"retry,omitempty"`
+	// BackoffPolicy is "linear" (every retry waits BackoffDelay) or
+	// "exponential" (retry n waits BackoffDelay × 2^(n−1)).
+	BackoffPolicy  string       `json:"backoffPolicy,omitempty"`
+	BackoffDelay   Duration     `json:"backoffDelay,omitempty"`
+	Timeout        Duration     `json:"timeout,omitempty"`
+	RetryAfterMax  Duration     `json:"retryAfterMax,omitempty"`
+	DeadLetterSink *Destination `json:"deadLetterSink,omitempty"`
+	// Format is "binary" (the default) or "json" (structured mode).
+	Format string `json:"format,omitempty"`
+}
+
+// Backoff policies and delivery formats.
+const (
+	BackoffLinear      = "linear"
+	BackoffExponential = "exponential"
+	FormatBinary       = "binary"
+	FormatJSON         = "json"
+)
+
+// Duration encodes as a Go duration string ("200ms"), which needs no ISO-8601
+// parser in the runtime and reads well in a ConfigMap.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"200ms\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Encode returns the canonical JSON encoding of t: indented, with a trailing
+// newline, so that identical tables are identical bytes.
+func Encode(t *Table) ([]byte, error) {
+	c := *t
+	c.APIVersion, c.Kind = APIVersion, Kind
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("encoding routing table: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode parses and checks an encoded table. Unknown fields are errors: a
+// field this runtime does not know would otherwise be silently ignored.
+func Decode(b []byte) (*Table, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var t Table
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("decoding routing table: %w", err)
+	}
+	if t.APIVersion != APIVersion || t.Kind != Kind {
+		return nil, fmt.Errorf("decoding routing table: got apiVersion %q kind %q, want %s %s", t.APIVersion, t.Kind, APIVersion, Kind)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("decoding routing table: %w", err)
+	}
+	return &t, nil
+}

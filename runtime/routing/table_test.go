@@ -1,0 +1,86 @@
+package routing
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sampleTable() *Table {
+	return &Table{
+		Brokers: []Broker{{
+			Object: Object{Namespace: "default", Name: "default", SpecHash: "abc"},
+			Path:   BrokerPath("default", "default"),
+			Delivery: &Delivery{Retry: 3, BackoffPolicy: BackoffExponential, BackoffDelay: Duration(200 * time.Millisecond),
+				DeadLetterSink: &Destination{URI: "http://dls.default.svc.cluster.local/"}},
+			Triggers: []Trigger{{
+				Object:     Object{Namespace: "default", Name: "t1"},
+				Filters:    []Filter{{Exact: map[string]string{"type": "a"}}, {Not: &Filter{CESQL: "source LIKE 'x%'"}}},
+				Subscriber: Destination{Ref: &Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "svc"}, URI: "/path"},
+			}},
+		}},
+		Channels: []Channel{{
+			Object:        Object{Namespace: "default", Name: "default"},
+			Path:          ChannelPath("default", "default"),
+			Subscriptions: []Subscription{{Object: Object{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}}},
+		}},
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	want := sampleTable()
+	b, err := Encode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.APIVersion, want.Kind = APIVersion, Kind
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+	again, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(b) {
+		t.Errorf("encoding is not stable:\n%s\n---\n%s", b, again)
+	}
+	if !strings.Contains(string(b), `"backoffDelay": "200ms"`) {
+		t.Errorf("durations should encode as Go duration strings:\n%s", b)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	valid, err := Encode(sampleTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		mutate  func(string) string
+		wantErr string
+	}{
+		{"wrong version", func(s string) string { return strings.Replace(s, APIVersion, "routing.knc.dev/v9", 1) }, `got apiVersion "routing.knc.dev/v9"`},
+		{"unknown field", func(s string) string { return strings.Replace(s, `"path"`, `"bogus": 1, "path"`, 1) }, `unknown field "bogus"`},
+		{"relative uri without ref", func(s string) string {
+			return strings.Replace(s, "http://dls.default.svc.cluster.local/", "/relative", 1)
+		}, `deadLetterSink: uri "/relative" must be absolute`},
+		{"two dialects", func(s string) string { return strings.Replace(s, `"exact": {`, `"cesql": "true", "exact": {`, 1) }, "filters[0]: exactly one dialect must be set, found 2"},
+		{"bad policy", func(s string) string { return strings.Replace(s, `"exponential"`, `"random"`, 1) }, `unknown backoffPolicy "random"`},
+		{"bad duration", func(s string) string { return strings.Replace(s, `"200ms"`, `"PT0.2S"`, 1) }, `duration "PT0.2S"`},
+		{"duplicate path", func(s string) string { return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1) }, `is already served by broker default/default`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode([]byte(tt.mutate(string(valid))))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Decode error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}

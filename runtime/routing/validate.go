@@ -1,0 +1,148 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Validate checks the invariants the runtime relies on. The compiler only
+// produces valid tables; this guards against hand-edited or corrupted ones.
+func (t *Table) Validate() error {
+	var errs []error
+	paths := map[string]string{}
+	claim := func(path, owner string) {
+		if prev, ok := paths[path]; ok {
+			errs = append(errs, fmt.Errorf("%s: path %q is already served by %s", owner, path, prev))
+			return
+		}
+		paths[path] = owner
+	}
+	for i := range t.Brokers {
+		b := &t.Brokers[i]
+		where := "broker " + b.Key()
+		errs = append(errs, b.Object.validate(where))
+		claim(b.Path, where)
+		errs = append(errs, b.Delivery.validate(where+": delivery"))
+		for j := range b.Triggers {
+			tr := &b.Triggers[j]
+			tw := "trigger " + tr.Key()
+			errs = append(errs, tr.Object.validate(tw))
+			errs = append(errs, tr.Subscriber.validate(tw+": subscriber"))
+			errs = append(errs, tr.Delivery.validate(tw+": delivery"))
+			for k := range tr.Filters {
+				errs = append(errs, tr.Filters[k].validate(fmt.Sprintf("%s: filters[%d]", tw, k)))
+			}
+		}
+	}
+	for i := range t.Channels {
+		c := &t.Channels[i]
+		where := "channel " + c.Key()
+		errs = append(errs, c.Object.validate(where))
+		claim(c.Path, where)
+		errs = append(errs, c.Delivery.validate(where+": delivery"))
+		for j := range c.Subscriptions {
+			s := &c.Subscriptions[j]
+			sw := "subscription " + s.Key()
+			errs = append(errs, s.Object.validate(sw))
+			if s.Subscriber == nil && s.Reply == nil {
+				errs = append(errs, fmt.Errorf("%s: needs a subscriber or a reply", sw))
+			}
+			if s.Subscriber != nil {
+				errs = append(errs, s.Subscriber.validate(sw+": subscriber"))
+			}
+			if s.Reply != nil {
+				errs = append(errs, s.Reply.validate(sw+": reply"))
+			}
+			errs = append(errs, s.Delivery.validate(sw+": delivery"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o Object) validate(where string) error {
+	if o.Namespace == "" || o.Name == "" {
+		return fmt.Errorf("%s: namespace and name are required", where)
+	}
+	return nil
+}
+
+func (d *Destination) validate(where string) error {
+	if d.Ref != nil {
+		if d.Ref.Kind == "" || d.Ref.Name == "" || d.Ref.APIVersion == "" || d.Ref.Namespace == "" {
+			return fmt.Errorf("%s: ref needs apiVersion, kind, namespace and name", where)
+		}
+		if d.URI != "" {
+			if _, err := url.Parse(d.URI); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		return nil
+	}
+	u, err := url.Parse(d.URI)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return fmt.Errorf("%s: uri %q must be absolute", where, d.URI)
+	}
+	return nil
+}
+
+func (d *Delivery) validate(where string) error {
+	if d == nil {
+		return nil
+	}
+	var errs []error
+	if d.Retry < 0 {
+		errs = append(errs, fmt.Errorf("%s: retry must not be negative", where))
+	}
+	switch d.BackoffPolicy {
+	case "", BackoffLinear, BackoffExponential:
+	default:
+		errs = append(errs, fmt.Errorf("%s: unknown backoffPolicy %q", where, d.BackoffPolicy))
+	}
+	switch d.Format {
+	case "", FormatBinary, FormatJSON:
+	default:
+		errs = append(errs, fmt.Errorf("%s: unknown format %q", where, d.Format))
+	}
+	for name, v := range map[string]Duration{"backoffDelay": d.BackoffDelay, "timeout": d.Timeout, "retryAfterMax": d.RetryAfterMax} {
+		if time.Duration(v) < 0 {
+			errs = append(errs, fmt.Errorf("%s: %s must not be negative", where, name))
+		}
+	}
+	if d.DeadLetterSink != nil {
+		errs = append(errs, d.DeadLetterSink.validate(where+": deadLetterSink"))
+	}
+	return errors.Join(errs...)
+}
+
+func (f *Filter) validate(where string) error {
+	n := 0
+	for _, set := range []bool{f.Exact != nil, f.Prefix != nil, f.Suffix != nil, f.All != nil, f.Any != nil, f.Not != nil, f.CESQL != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: exactly one dialect must be set, found %d", where, n)
+	}
+	var errs []error
+	for i := range f.All {
+		errs = append(errs, f.All[i].validate(fmt.Sprintf("%s.all[%d]", where, i)))
+	}
+	for i := range f.Any {
+		errs = append(errs, f.Any[i].validate(fmt.Sprintf("%s.any[%d]", where, i)))
+	}
+	if f.Not != nil {
+		errs = append(errs, f.Not.validate(where+".not"))
+	}
+	return errors.Join(errs...)
+}
+
+// Address paths. Brokers and Channels get distinct prefixes so that a Broker
+// and a Channel of the same name in one namespace never collide.
+func BrokerPath(namespace, name string) string  { return "/brokers/" + namespace + "/" + name }
+func ChannelPath(namespace, name string) string { return "/channels/" + namespace + "/" + name }
