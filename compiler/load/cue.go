@@ -1,0 +1,153 @@
+package load
+
+import (
+	"fmt"
+	"strconv"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/compiler/diag"
+)
+
+// parseCUE evaluates a CUE file on its own. A file whose value has a kind is
+// one object; otherwise each top-level field (or list element) that has one
+// is an object, so a file can hold a whole set.
+func (c *chunk) parseCUE() {
+	v := cuecontext.New().CompileBytes(c.text, cue.Filename(c.file))
+	if err := v.Err(); err != nil {
+		c.addCUEErrors(err)
+		return
+	}
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		c.addCUEErrors(err)
+		return
+	}
+	if v.LookupPath(cue.ParsePath("kind")).Exists() {
+		c.addCUEObject(v)
+		return
+	}
+	var it interface {
+		Next() bool
+		Value() cue.Value
+	}
+	switch v.Kind() {
+	case cue.StructKind:
+		it, _ = v.Fields()
+	case cue.ListKind:
+		l, _ := v.List()
+		it = &l
+	default:
+		c.diags.Add(c.pos(v), "", "a CUE manifest file must evaluate to an object, or to a struct or list of objects")
+		return
+	}
+	for it.Next() {
+		c.addCUEObject(it.Value())
+	}
+}
+
+func (c *chunk) addCUEObject(v cue.Value) {
+	n, err := c.toNode(v)
+	if err != nil {
+		c.diags.Add(c.pos(v), "", "%v", err)
+		return
+	}
+	c.addObject(n)
+}
+
+func (c *chunk) addCUEErrors(err error) {
+	for _, e := range cueerrors.Errors(err) {
+		pos := diag.Pos{File: c.file}
+		if p := e.Position(); p.IsValid() {
+			pos = diag.Pos{File: c.file, Line: p.Line(), Column: p.Column()}
+		}
+		format, args := e.Msg()
+		c.diags.Add(pos, pathString(e.Path()), format, args...)
+	}
+}
+
+func pathString(p []string) string {
+	s := ""
+	for _, seg := range p {
+		if _, err := strconv.Atoi(seg); err == nil {
+			s = JoinIndex(s, mustAtoi(seg))
+			continue
+		}
+		s = JoinKey(s, seg)
+	}
+	return s
+}
+
+func mustAtoi(s string) int {
+	i, _ := strconv.Atoi(s)
+	return i
+}
+
+func (c *chunk) pos(v cue.Value) diag.Pos {
+	p := v.Pos()
+	if !p.IsValid() {
+		return diag.Pos{File: c.file}
+	}
+	return diag.Pos{File: c.file, Line: p.Line(), Column: p.Column()}
+}
+
+// toNode converts a concrete CUE value into a YAML node tree carrying the
+// CUE source positions, so that later stages treat CUE and YAML alike.
+func (c *chunk) toNode(v cue.Value) (*yaml.Node, error) {
+	p := c.pos(v)
+	n := &yaml.Node{Line: p.Line, Column: p.Column}
+	switch v.Kind() {
+	case cue.StructKind:
+		n.Kind, n.Tag = yaml.MappingNode, "!!map"
+		it, err := v.Fields()
+		if err != nil {
+			return nil, err
+		}
+		for it.Next() {
+			val, err := c.toNode(it.Value())
+			if err != nil {
+				return nil, err
+			}
+			key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: it.Selector().Unquoted(), Line: val.Line, Column: val.Column}
+			n.Content = append(n.Content, key, val)
+		}
+	case cue.ListKind:
+		n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
+		it, err := v.List()
+		if err != nil {
+			return nil, err
+		}
+		for it.Next() {
+			val, err := c.toNode(it.Value())
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, val)
+		}
+	case cue.StringKind:
+		s, _ := v.String()
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!str", s
+	case cue.IntKind:
+		i, err := v.Int64()
+		if err != nil {
+			return nil, err
+		}
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!int", strconv.FormatInt(i, 10)
+	case cue.FloatKind, cue.NumberKind:
+		f, err := v.Float64()
+		if err != nil {
+			return nil, err
+		}
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!float", strconv.FormatFloat(f, 'g', -1, 64)
+	case cue.BoolKind:
+		b, _ := v.Bool()
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!bool", strconv.FormatBool(b)
+	case cue.NullKind:
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!null", "null"
+	default:
+		return nil, fmt.Errorf("value of kind %v cannot be a manifest value", v.Kind())
+	}
+	return n, nil
+}

@@ -1,0 +1,281 @@
+package load
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/compiler/diag"
+)
+
+// Decode fills out, a pointer to a struct with json tags, from the document.
+// Unlike a plain decoder it does not stop at the first problem: every
+// unknown field, missing required field and type mismatch is reported, each
+// with its position and field path.
+//
+// A field is required when its json tag lacks omitempty, unless its knc tag
+// says "optional". A knc:"open" field takes any value; knc:"nullable" accepts
+// null.
+func Decode(doc *Document, out any) diag.List {
+	d := decoder{doc: doc}
+	d.value(doc.Root, reflect.ValueOf(out).Elem(), "", fieldOpts{})
+	return d.diags
+}
+
+type decoder struct {
+	doc   *Document
+	diags diag.List
+}
+
+type fieldOpts struct {
+	open, nullable bool
+}
+
+type fieldInfo struct {
+	name     string
+	index    []int
+	required bool
+	opts     fieldOpts
+}
+
+type structInfo struct {
+	fields map[string]*fieldInfo
+	names  []string // sorted, for messages
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func infoFor(t reflect.Type) *structInfo {
+	if v, ok := structCache.Load(t); ok {
+		return v.(*structInfo)
+	}
+	info := &structInfo{fields: map[string]*fieldInfo{}}
+	var collect func(t reflect.Type, index []int)
+	collect = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, rest, _ := strings.Cut(tag, ",")
+			idx := append(slices.Clone(index), i)
+			if f.Anonymous && (rest == "inline" || name == "") {
+				collect(f.Type, idx)
+				continue
+			}
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			knc := f.Tag.Get("knc")
+			fi := &fieldInfo{
+				name:     name,
+				index:    idx,
+				required: !strings.Contains(rest, "omitempty") && !strings.Contains(knc, "optional"),
+				opts:     fieldOpts{open: strings.Contains(knc, "open"), nullable: strings.Contains(knc, "nullable")},
+			}
+			info.fields[name] = fi
+			info.names = append(info.names, name)
+		}
+	}
+	collect(t, nil)
+	slices.Sort(info.names)
+	v, _ := structCache.LoadOrStore(t, info)
+	return v.(*structInfo)
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.diags.Add(d.doc.Pos(n), path, format, args...)
+}
+
+func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOpts) {
+	n = resolve(n)
+	if opts.open {
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.errorf(n, path, "%v", err)
+			return
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		if opts.nullable || v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct {
+			return
+		}
+		d.errorf(n, path, "must be %s, not null", describe(v.Type()))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(v.Type().Elem())
+		d.value(n, elem.Elem(), path, fieldOpts{})
+		v.Set(elem)
+	case reflect.Struct:
+		d.structValue(n, v, path)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, path, "must be a map of strings, not a %s", nodeKind(n))
+			return
+		}
+		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			elem := reflect.New(v.Type().Elem()).Elem()
+			d.value(val, elem, JoinKey(path, k.Value), fieldOpts{})
+			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+				d.errorf(k, JoinKey(path, k.Value), "duplicate key %q", k.Value)
+			}
+			m.SetMapIndex(reflect.ValueOf(k.Value), elem)
+		}
+		v.Set(m)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, path, "must be a list, not a %s", nodeKind(n))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			d.value(item, s.Index(i), JoinIndex(path, i), fieldOpts{})
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			d.errorf(n, path, "must be a string, not %s%s", article(n), hintQuote(n))
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Int64, reflect.Int32, reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			d.errorf(n, path, "must be an integer, not %s", article(n))
+			return
+		}
+		i, err := strconv.ParseInt(n.Value, 0, 64)
+		if err != nil || v.OverflowInt(i) {
+			d.errorf(n, path, "integer %s is out of range", n.Value)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			d.errorf(n, path, "must be true or false, not %s", article(n))
+			return
+		}
+		v.SetBool(n.Value == "true")
+	default:
+		d.errorf(n, path, "cannot decode into %s", v.Type())
+	}
+}
+
+func (d *decoder) structValue(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "must be an object, not %s", article(n))
+		return
+	}
+	info := infoFor(v.Type())
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		fpath := JoinKey(path, k.Value)
+		f, ok := info.fields[k.Value]
+		if !ok {
+			d.errorf(k, fpath, "unknown field %q%s", k.Value, suggest(k.Value, info.names))
+			continue
+		}
+		if seen[k.Value] {
+			d.errorf(k, fpath, "duplicate field %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		d.value(val, v.FieldByIndex(f.index), fpath, f.opts)
+	}
+	for _, name := range info.names {
+		if f := info.fields[name]; f.required && !seen[name] {
+			d.errorf(n, JoinKey(path, name), "field is required")
+		}
+	}
+}
+
+// suggest names the closest known field, or lists them all.
+func suggest(name string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if dist := editDistance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return "; allowed fields are " + strings.Join(known, ", ")
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func describe(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int64, reflect.Int32, reflect.Int:
+		return "an integer"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map:
+		return "a map"
+	case reflect.Pointer:
+		return describe(t.Elem())
+	default:
+		return "an object"
+	}
+}
+
+func article(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		if n.Kind == yaml.MappingNode {
+			return "an object"
+		}
+		return "a " + nodeKind(n)
+	}
+	switch n.Tag {
+	case "!!int":
+		return "the integer " + n.Value
+	case "!!float":
+		return "the number " + n.Value
+	case "!!bool":
+		return "the boolean " + n.Value
+	case "!!null":
+		return "null"
+	case "!!str":
+		return strconv.Quote(n.Value)
+	}
+	return n.Value
+}
+
+func hintQuote(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!str" && n.Tag != "!!null" {
+		return fmt.Sprintf(` (quote it: "%s")`, n.Value)
+	}
+	return ""
+}

@@ -1,0 +1,50 @@
+package model
+
+// Channel forwards every event to each of its Subscriptions.
+type Channel struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta     `json:"metadata"`
+	Spec     ChannelSpec    `json:"spec,omitempty" knc:"optional"`
+	Status   *ChannelStatus `json:"status,omitempty"`
+}
+
+// ChannelSpec is a Channel's desired state.
+type ChannelSpec struct {
+	ChannelTemplate *ChannelTemplateSpec `json:"channelTemplate,omitempty"`
+	Subscribers     []SubscriberSpec     `json:"subscribers,omitempty"`
+	Delivery        *DeliverySpec        `json:"delivery,omitempty"`
+}
+
+// ChannelTemplateSpec selects the backing channel implementation.
+type ChannelTemplateSpec struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Spec       map[string]any `json:"spec,omitempty" knc:"open"`
+}
+
+// SubscriberSpec is one compiled subscriber of a Channel.
+type SubscriberSpec struct {
+	UID           string        `json:"uid,omitempty"`
+	Generation    int64         `json:"generation,omitempty"`
+	SubscriberURI string        `json:"subscriberUri,omitempty"`
+	ReplyURI      string        `json:"replyUri,omitempty"`
+	Delivery      *DeliverySpec `json:"delivery,omitempty"`
+}
+
+// ChannelStatus is a Channel's observed state.
+type ChannelStatus struct {
+	Status            `json:",inline"`
+	Address           *Addressable       `json:"address,omitempty"`
+	Addresses         []Addressable      `json:"addresses,omitempty"`
+	Subscribers       []SubscriberStatus `json:"subscribers,omitempty"`
+	Channel           *KReference        `json:"channel,omitempty"`
+	DeadLetterSinkURI string             `json:"deadLetterSinkUri,omitempty"`
+}
+
+// SubscriberStatus is the state of one subscriber of a Channel.
+type SubscriberStatus struct {
+	UID                string `json:"uid,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	Ready              string `json:"ready"`
+	Message            string `json:"message,omitempty"`
+}

@@ -1,0 +1,32 @@
+package model
+
+// Subscription delivers the events of a Channel to a subscriber.
+type Subscription struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta          `json:"metadata"`
+	Spec     SubscriptionSpec    `json:"spec"`
+	Status   *SubscriptionStatus `json:"status,omitempty"`
+}
+
+// SubscriptionSpec is a Subscription's desired state.
+type SubscriptionSpec struct {
+	Channel    KReference    `json:"channel"`
+	Subscriber *Destination  `json:"subscriber,omitempty"`
+	Reply      *Destination  `json:"reply,omitempty"`
+	Delivery   *DeliverySpec `json:"delivery,omitempty"`
+}
+
+// SubscriptionStatus is a Subscription's observed state.
+type SubscriptionStatus struct {
+	Status               `json:",inline"`
+	PhysicalSubscription *PhysicalSubscription `json:"physicalSubscription,omitempty"`
+}
+
+// PhysicalSubscription holds a Subscription's resolved addresses.
+type PhysicalSubscription struct {
+	SubscriberURI     string `json:"subscriberUri,omitempty"`
+	SubscriberCACerts string `json:"subscriberCACerts,omitempty"`
+	ReplyURI          string `json:"replyUri,omitempty"`
+	ReplyCACerts      string `json:"replyCACerts,omitempty"`
+	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
+}

@@ -1,0 +1,74 @@
+package model
+
+// ObjectMeta is the part of Kubernetes' ObjectMeta that manifests carry.
+type ObjectMeta struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
+	GenerateName      string            `json:"generateName,omitempty"`
+	UID               string            `json:"uid,omitempty"`
+	ResourceVersion   string            `json:"resourceVersion,omitempty"`
+	Generation        int64             `json:"generation,omitempty"`
+	CreationTimestamp *string           `json:"creationTimestamp,omitempty" knc:"nullable"`
+	Finalizers        []string          `json:"finalizers,omitempty"`
+}
+
+// TypeMeta names an object's apiVersion and kind.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// KReference refers to an object by apiVersion, kind and name.
+type KReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+// Destination is a ref, a uri, or a uri relative to a ref's address.
+type Destination struct {
+	Ref      *KReference `json:"ref,omitempty"`
+	URI      string      `json:"uri,omitempty"`
+	CACerts  string      `json:"CACerts,omitempty"`
+	Audience string      `json:"audience,omitempty"`
+}
+
+// DeliverySpec holds the delivery options of a Broker, Trigger, Channel or
+// Subscription.
+type DeliverySpec struct {
+	DeadLetterSink *Destination `json:"deadLetterSink,omitempty"`
+	Retry          *int64       `json:"retry,omitempty"`
+	BackoffPolicy  string       `json:"backoffPolicy,omitempty"`
+	BackoffDelay   string       `json:"backoffDelay,omitempty"`
+	Timeout        string       `json:"timeout,omitempty"`
+	RetryAfterMax  string       `json:"retryAfterMax,omitempty"`
+	Format         string       `json:"format,omitempty"`
+}
+
+// Condition is a Knative apis.Condition.
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Severity           string `json:"severity,omitempty"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+}
+
+// Status is the part of status every kind shares.
+type Status struct {
+	ObservedGeneration int64             `json:"observedGeneration,omitempty"`
+	Conditions         []Condition       `json:"conditions,omitempty"`
+	Annotations        map[string]string `json:"annotations,omitempty"`
+}
+
+// Addressable is the duck type of anything with an address.
+type Addressable struct {
+	URL      string `json:"url,omitempty"`
+	Name     string `json:"name,omitempty"`
+	CACerts  string `json:"CACerts,omitempty"`
+	Audience string `json:"audience,omitempty"`
+}
