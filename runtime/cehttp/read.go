@@ -1,0 +1,324 @@
+package cehttp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+)
+
+// Media types of the structured and batched content modes.
+const (
+	MediaTypeStructured = "application/cloudevents+json"
+	MediaTypeBatch      = "application/cloudevents-batch+json"
+)
+
+// Canonical HTTP header names of the CloudEvents attributes in binary mode.
+const (
+	headerSpecVersion = "Ce-Specversion"
+	headerContentType = "Content-Type"
+	headerPrefix      = "Ce-"
+)
+
+type contentMode int
+
+const (
+	modeNone contentMode = iota
+	modeBinary
+	modeStructured
+	modeBatch
+)
+
+// modeOf tells the content mode of a message from its headers, the way the
+// SDK does: a structured media type wins over ce- headers.
+func modeOf(h http.Header) contentMode {
+	if ct := h[headerContentType]; len(ct) > 0 {
+		switch mediaType(ct[0]) {
+		case MediaTypeStructured:
+			return modeStructured
+		case MediaTypeBatch:
+			return modeBatch
+		}
+	}
+	if _, ok := h[headerSpecVersion]; ok {
+		return modeBinary
+	}
+	return modeNone
+}
+
+// mediaType returns the lower-cased media type of a Content-Type value,
+// without its parameters. It allocates only when the value is not already
+// lower case.
+func mediaType(contentType string) string {
+	if i := strings.IndexByte(contentType, ';'); i >= 0 {
+		contentType = contentType[:i]
+	}
+	return strings.TrimSpace(strings.ToLower(contentType))
+}
+
+// ReadRequest parses a CloudEvents 1.0 HTTP request in binary mode (ce-*
+// headers) or structured mode (Content-Type: application/cloudevents+json).
+// It reads at most maxBody bytes of body (0 = no limit).
+//
+// errors.Is(err, ErrTooLarge) means the body is over the limit (answer 413);
+// a *ParseError means the request is not a valid CloudEvent (answer 400). Any
+// other error comes from reading the body. The payload bytes are kept exactly
+// as received.
+func ReadRequest(r *http.Request, maxBody int64) (*event.Event, error) {
+	return read(r.Header, r.Body, r.ContentLength, maxBody, false)
+}
+
+// ReadReply returns the CloudEvent in a delivery response, or nil when there
+// is none: only a 200 response carries a reply (a 202 body never does), and
+// a body without ce- headers or a structured content type is no CloudEvent.
+// A response that claims to be a CloudEvent but is not a valid one is an
+// error, as for ReadRequest. ReadReply does not close the body.
+func ReadReply(resp *http.Response, maxBody int64) (*event.Event, error) {
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil
+	}
+	return read(resp.Header, resp.Body, resp.ContentLength, maxBody, true)
+}
+
+func read(h http.Header, body io.Reader, contentLength, maxBody int64, optional bool) (*event.Event, error) {
+	if maxBody > 0 && contentLength > maxBody {
+		return nil, ErrTooLarge
+	}
+	switch modeOf(h) {
+	case modeBinary:
+		e, err := parseBinaryHeaders(h)
+		if err != nil {
+			return nil, err
+		}
+		data, err := readBody(body, contentLength, maxBody)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > 0 {
+			e.DataEncoded = data
+		}
+		return e, nil
+	case modeStructured:
+		data, err := readBody(body, contentLength, maxBody)
+		if err != nil {
+			return nil, err
+		}
+		return parseStructured(data)
+	case modeBatch:
+		return nil, &ParseError{Reason: "batched content mode (" + MediaTypeBatch + ") is not supported; send one event per request"}
+	default:
+		if optional {
+			return nil, nil
+		}
+		return nil, attrError("specversion", "missing: a CloudEvent needs a ce-specversion header (binary mode) or Content-Type "+MediaTypeStructured+" (structured mode)", nil)
+	}
+}
+
+// readBody reads a whole body, allocating once when its length is known.
+func readBody(body io.Reader, contentLength, maxBody int64) ([]byte, error) {
+	if body == nil || body == http.NoBody {
+		return nil, nil
+	}
+	var data []byte
+	var err error
+	if contentLength > 0 {
+		data = make([]byte, contentLength)
+		_, err = io.ReadFull(body, data)
+	} else {
+		limited := body
+		if maxBody > 0 {
+			limited = io.LimitReader(body, maxBody+1)
+		}
+		data, err = io.ReadAll(limited)
+		if err == nil && maxBody > 0 && int64(len(data)) > maxBody {
+			return nil, ErrTooLarge
+		}
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+		}
+		return nil, fmt.Errorf("reading cloudevent body: %w", err)
+	}
+	return data, nil
+}
+
+// parseBinaryHeaders reads the attributes of a binary-mode message. It
+// follows the SDK's rules to the letter, so that both accept the same
+// messages: the first value of each header counts; id, type, subject,
+// dataschema and datacontenttype are trimmed of white space; a blank
+// optional attribute is absent; the zero time is no time.
+func parseBinaryHeaders(h http.Header) (*event.Event, error) {
+	if v := h[headerSpecVersion]; len(v) == 0 || v[0] != event.CloudEventsVersionV1 {
+		got := ""
+		if len(v) > 0 {
+			got = v[0]
+		}
+		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q is", got, event.CloudEventsVersionV1), nil)
+	}
+	ec := &event.EventContextV1{}
+	for key, values := range h {
+		if len(values) == 0 {
+			continue
+		}
+		value := values[0]
+		if key == headerContentType {
+			if ct := strings.TrimSpace(value); ct != "" {
+				ec.DataContentType = &ct
+			}
+			continue
+		}
+		if len(key) < len(headerPrefix) || key[:len(headerPrefix)] != headerPrefix {
+			continue
+		}
+		if err := setBinaryAttribute(ec, key[len(headerPrefix):], value); err != nil {
+			return nil, err
+		}
+	}
+	if err := validateContext(ec); err != nil {
+		return nil, err
+	}
+	return &event.Event{Context: ec}, nil
+}
+
+// setBinaryAttribute sets one attribute from a ce- header; name is the
+// canonical header name without its "Ce-" prefix.
+func setBinaryAttribute(ec *event.EventContextV1, name, value string) error {
+	switch name {
+	case "Specversion":
+		// Checked by the caller.
+	case "Id":
+		id := strings.TrimSpace(value)
+		if id == "" {
+			return attrError("id", "must not be empty", nil)
+		}
+		ec.ID = id
+	case "Source":
+		u, err := url.Parse(value)
+		if err != nil {
+			return attrError("source", "is not a URI-reference", err)
+		}
+		ec.Source = types.URIRef{URL: *u}
+	case "Type":
+		ec.Type = strings.TrimSpace(value)
+	case "Subject":
+		if s := strings.TrimSpace(value); s != "" {
+			ec.Subject = &s
+		}
+	case "Dataschema":
+		if s := strings.TrimSpace(value); s != "" {
+			u, err := url.Parse(s)
+			if err != nil {
+				return attrError("dataschema", "is not a URI", err)
+			}
+			ec.DataSchema = &types.URI{URL: *u}
+		}
+	case "Time":
+		t, err := time.Parse(time.RFC3339Nano, value)
+		if err != nil {
+			return attrError("time", "is not an RFC 3339 timestamp", err)
+		}
+		if !t.IsZero() {
+			ec.Time = &types.Timestamp{Time: t}
+		}
+	default:
+		ext, err := extensionName(name)
+		if err != nil {
+			return err
+		}
+		if ec.Extensions == nil {
+			ec.Extensions = make(map[string]any, 4)
+		}
+		ec.Extensions[ext] = value
+	}
+	return nil
+}
+
+// specAttributes are the names an extension must not take.
+var specAttributes = []string{"id", "source", "type", "datacontenttype", "subject", "time", "specversion", "dataschema"}
+
+// extensionName checks an extension name and returns it in lower case.
+// CloudEvents names are lower-case ASCII letters and digits; like the SDK,
+// knc accepts upper case and folds it, since HTTP header names are case
+// insensitive.
+func extensionName(name string) (string, error) {
+	if name == "" {
+		return "", attrError("", "a ce- header must name an attribute", nil)
+	}
+	lower := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case 'A' <= c && c <= 'Z':
+			lower = false
+		default:
+			return "", attrError(name, "attribute names are ASCII letters and digits only", nil)
+		}
+	}
+	if !lower {
+		name = strings.ToLower(name)
+	}
+	if slices.Contains(specAttributes, name) {
+		return "", attrError(name, "a context attribute cannot be set as an extension", nil)
+	}
+	return name, nil
+}
+
+// validateContext applies the checks of the SDK's EventContextV1.Validate,
+// reporting the first failure as a *ParseError.
+func validateContext(ec *event.EventContextV1) error {
+	if strings.TrimSpace(ec.ID) == "" {
+		return attrError("id", "is required", nil)
+	}
+	if strings.TrimSpace(ec.Source.String()) == "" {
+		return attrError("source", "is required", nil)
+	}
+	if strings.TrimSpace(ec.Type) == "" {
+		return attrError("type", "is required", nil)
+	}
+	if ec.DataContentType != nil {
+		ct := strings.TrimSpace(*ec.DataContentType)
+		if ct == "" {
+			return attrError("datacontenttype", "must not be empty", nil)
+		}
+		if _, _, err := mime.ParseMediaType(ct); err != nil {
+			return attrError("datacontenttype", "is not a media type", err)
+		}
+	}
+	if ec.DataSchema != nil && !ec.DataSchema.IsAbs() {
+		return attrError("dataschema", "must be an absolute URI", nil)
+	}
+	if ec.Subject != nil && strings.TrimSpace(*ec.Subject) == "" {
+		return attrError("subject", "must not be empty", nil)
+	}
+	return nil
+}
+
+// parseStructured decodes a structured-mode body with the SDK's JSON event
+// format, which is what Knative does, and checks the result.
+func parseStructured(data []byte) (*event.Event, error) {
+	var e event.Event
+	// json.Unmarshal checks the syntax of the whole document before handing
+	// it to the SDK's streaming decoder, which would accept trailing garbage.
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, &ParseError{Reason: "malformed structured event", Err: err}
+	}
+	ec, ok := e.Context.(*event.EventContextV1)
+	if !ok {
+		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q is", e.SpecVersion(), event.CloudEventsVersionV1), nil)
+	}
+	if err := validateContext(ec); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}

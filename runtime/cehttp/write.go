@@ -1,0 +1,151 @@
+package cehttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// NewRequest builds the POST that delivers e to url: in binary mode by
+// default, in structured mode (application/cloudevents+json) when format is
+// routing.FormatJSON or when e's attributes cannot travel in headers
+// unchanged. It sets "Prefer: reply". The payload bytes are never modified.
+func NewRequest(ctx context.Context, e *event.Event, url string, format string) (*http.Request, error) {
+	if e.Context == nil {
+		return nil, fmt.Errorf("building request for %s: event has no context", url)
+	}
+	ec := e.Context.AsV1()
+	if format != routing.FormatJSON {
+		if h, ok := binaryHeaders(ec); ok {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(e.DataEncoded))
+			if err != nil {
+				return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
+			}
+			req.Header = h
+			return req, nil
+		}
+	}
+	body, err := structuredBody(e)
+	if err != nil {
+		return nil, fmt.Errorf("encoding event %s in structured mode: %w", ec.ID, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
+	}
+	req.Header = http.Header{
+		headerContentType: {MediaTypeStructured},
+		"Prefer":          {"reply"},
+	}
+	return req, nil
+}
+
+// binaryHeaders returns the binary-mode headers of ec, and false when some
+// value would not arrive unchanged.
+func binaryHeaders(ec *event.EventContextV1) (http.Header, bool) {
+	n := 5 + len(ec.Extensions)
+	// One backing array for all the one-element value slices.
+	values := make([]string, 0, n+4)
+	h := make(http.Header, n+4)
+	ok := true
+	set := func(key, value string) {
+		if !headerSafe(value) {
+			ok = false
+		}
+		values = append(values, value)
+		h[key] = values[len(values)-1 : len(values) : len(values)]
+	}
+	set("Prefer", "reply")
+	set(headerSpecVersion, event.CloudEventsVersionV1)
+	set("Ce-Id", ec.ID)
+	set("Ce-Source", ec.Source.String())
+	set("Ce-Type", ec.Type)
+	if ec.DataContentType != nil {
+		set(headerContentType, *ec.DataContentType)
+	}
+	if ec.Subject != nil {
+		set("Ce-Subject", *ec.Subject)
+	}
+	if ec.Time != nil {
+		set("Ce-Time", types.FormatTime(ec.Time.Time))
+	}
+	if ec.DataSchema != nil {
+		set("Ce-Dataschema", ec.DataSchema.String())
+	}
+	for name, v := range ec.Extensions {
+		s, err := types.Format(v)
+		if err != nil || name == "" {
+			return nil, false
+		}
+		set(extensionHeader(name), s)
+	}
+	return h, ok
+}
+
+// extensionHeader returns the canonical header name of an extension, whose
+// name is lower-case ASCII letters and digits.
+func extensionHeader(name string) string {
+	var b strings.Builder
+	b.Grow(len(headerPrefix) + len(name))
+	b.WriteString(headerPrefix)
+	c := name[0]
+	if 'a' <= c && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	b.WriteByte(c)
+	b.WriteString(name[1:])
+	return b.String()
+}
+
+// headerSafe tells whether a receiver reads value back unchanged from an
+// HTTP header: no control characters, and no white space at either end,
+// which HTTP strips.
+func headerSafe(value string) bool {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return value == "" || (value[0] != ' ' && value[len(value)-1] != ' ')
+}
+
+// structuredBody encodes e in the JSON event format, choosing data_base64
+// whenever "data" could not give the payload back byte for byte.
+func structuredBody(e *event.Event) ([]byte, error) {
+	c := *e
+	if c.DataEncoded != nil && !c.DataBase64 && !dataFitsJSON(&c) {
+		c.DataBase64 = true
+	}
+	// MarshalJSON is called directly: encoding/json would compact the
+	// payload of a JSON event.
+	return c.MarshalJSON()
+}
+
+// dataFitsJSON tells whether the SDK's "data" member carries e's payload
+// unchanged: JSON payloads are written raw, so they must be exactly one
+// JSON value; other payloads are written as a JSON string, so they must be
+// UTF-8.
+func dataFitsJSON(e *event.Event) bool {
+	mt := ""
+	if ct := e.DataContentType(); ct != "" {
+		mt = mediaType(ct)
+	}
+	switch mt {
+	case "", event.ApplicationJSON, event.TextJSON, MediaTypeStructured, MediaTypeBatch:
+		d := e.DataEncoded
+		return len(d) > 0 && !isJSONSpace(d[0]) && !isJSONSpace(d[len(d)-1]) && json.Valid(d)
+	default:
+		return utf8.Valid(e.DataEncoded)
+	}
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,0 +1,268 @@
+package delivery
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Defaults of a Sender.
+const (
+	DefaultMaxReplyBytes = 4 << 20
+	// MaxErrorBodyBytes is how much of a failed response's body a Result
+	// keeps: the most that knativeerrordata can show.
+	MaxErrorBodyBytes = errorDataMaxChars / 4 * 3
+	// maxDrainBytes bounds how much of an unread body is discarded to keep
+	// the connection; beyond it, closing the connection is cheaper.
+	maxDrainBytes = 256 << 10
+)
+
+// Result is the outcome of one HTTP delivery attempt.
+type Result struct {
+	// StatusCode is the response status, 0 on a network error or timeout.
+	StatusCode int
+	// Retryable tells whether a failed attempt may be retried.
+	Retryable bool
+	// Success tells whether the subscriber accepted the event.
+	Success bool
+	// Reply is the event in a 200 response's body, if any.
+	Reply *event.Event
+	// RetryAfter is the Retry-After of a 429 or 503 response, else 0.
+	RetryAfter time.Duration
+	// Body is the start of a failed response's body, for knativeerrordata.
+	Body []byte
+	// Err is the transport or reply error, if any.
+	Err error
+}
+
+// Sender posts events over HTTP. It is safe for concurrent use.
+type Sender struct {
+	// Client sends the requests. It must not follow redirects.
+	Client *http.Client
+	// MaxReplyBytes bounds a reply's body; 0 means no limit.
+	MaxReplyBytes int64
+}
+
+// Option configures a Sender.
+type Option func(*Sender, *http.Transport)
+
+// WithMaxReplyBytes sets Sender.MaxReplyBytes.
+func WithMaxReplyBytes(n int64) Option {
+	return func(s *Sender, _ *http.Transport) { s.MaxReplyBytes = n }
+}
+
+// WithMaxConnsPerHost bounds the connections to one subscriber host, idle
+// ones included; 0 means no bound.
+func WithMaxConnsPerHost(n int) Option {
+	return func(_ *Sender, t *http.Transport) {
+		t.MaxConnsPerHost = n
+		if n > 0 {
+			t.MaxIdleConnsPerHost = n
+		}
+	}
+}
+
+// NewSender returns a Sender whose transport keeps many connections alive
+// to few hosts: a runtime delivers to a handful of subscribers, each
+// concurrently, and a connection set up per event would cost more than the
+// event.
+func NewSender(opts ...Option) *Sender {
+	transport := &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		// Payloads are small and often already compressed; asking for gzip
+		// would cost CPU on both ends for replies.
+		DisableCompression: true,
+		ForceAttemptHTTP2:  true,
+	}
+	s := &Sender{MaxReplyBytes: DefaultMaxReplyBytes}
+	for _, opt := range opts {
+		opt(s, transport)
+	}
+	s.Client = &http.Client{
+		Transport: transport,
+		// A 3xx is an error by the data-plane contract, not a hint to
+		// follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return s
+}
+
+// Attempt posts e once to url in the given format (routing.FormatBinary or
+// routing.FormatJSON), bounded by timeout (0 = no per-attempt timeout), and
+// classifies the response. It always drains and closes the response body so
+// that the connection is reused. A cancelled ctx gives a retryable result
+// with Err set; the caller tells it from a subscriber timeout by ctx.Err().
+func (s *Sender) Attempt(ctx context.Context, e *event.Event, url, format string, timeout time.Duration) Result {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	req, err := cehttp.NewRequest(ctx, e, url, format)
+	if err != nil {
+		// A request that cannot be built will not build on a retry either.
+		return Result{Err: err}
+	}
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return Result{Retryable: true, Err: fmt.Errorf("delivering to %s: %w", url, err)}
+	}
+	defer closeBody(resp.Body)
+	r := classify(resp.StatusCode)
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		reply, err := cehttp.ReadReply(resp, s.MaxReplyBytes)
+		if err != nil {
+			r.Success, r.Retryable = false, true
+			r.Err = fmt.Errorf("reading reply from %s: %w", url, err)
+			return r
+		}
+		r.Reply = reply
+	case !r.Success:
+		r.Body, _ = io.ReadAll(io.LimitReader(resp.Body, MaxErrorBodyBytes))
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			r.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+	}
+	return r
+}
+
+func closeBody(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainBytes))
+	_ = body.Close()
+}
+
+// classify applies the data-plane response table to a status code.
+func classify(code int) Result {
+	r := Result{StatusCode: code}
+	switch {
+	case code >= 200 && code < 300:
+		r.Success = true
+	case code == http.StatusNotFound, code == http.StatusRequestTimeout,
+		code == http.StatusConflict, code == http.StatusTooManyRequests,
+		code >= 500:
+		r.Retryable = true
+	}
+	return r
+}
+
+// parseRetryAfter reads a Retry-After value, delta-seconds or HTTP-date,
+// as a wait from now; anything else, or a time in the past, is 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		if secs > int64(math.MaxInt64/time.Second) {
+			return time.Duration(math.MaxInt64)
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// Backoff returns how long retry n (n = 1 for the first retry) waits under
+// policy: "linear" waits delay every time, "exponential" (and "", Knative's
+// default) waits delay × 2^(n−1). The result saturates instead of
+// overflowing.
+func Backoff(policy string, delay time.Duration, n int) time.Duration {
+	if n < 1 || delay <= 0 {
+		return 0
+	}
+	if policy == routing.BackoffLinear {
+		return delay
+	}
+	shift := n - 1
+	if shift >= 63 || delay > time.Duration(math.MaxInt64)>>shift {
+		return time.Duration(math.MaxInt64)
+	}
+	return delay << shift
+}
+
+// RetryDelay returns how long to wait before retry n after the failed
+// attempt r under d: the backoff, or the Retry-After of a 429 or 503 when
+// that is longer, capped by d.RetryAfterMax when it is set. A nil d means
+// no backoff.
+func RetryDelay(d *routing.Delivery, n int, r Result) time.Duration {
+	var backoff, retryAfterMax time.Duration
+	if d != nil {
+		backoff = Backoff(d.BackoffPolicy, time.Duration(d.BackoffDelay), n)
+		retryAfterMax = time.Duration(d.RetryAfterMax)
+	}
+	retryAfter := r.RetryAfter
+	if r.StatusCode != http.StatusTooManyRequests && r.StatusCode != http.StatusServiceUnavailable {
+		retryAfter = 0
+	}
+	if retryAfterMax > 0 && retryAfter > retryAfterMax {
+		retryAfter = retryAfterMax
+	}
+	return max(backoff, retryAfter)
+}
+
+// Extensions a dead-lettered event carries.
+const (
+	ExtensionErrorDest = "knativeerrordest"
+	ExtensionErrorCode = "knativeerrorcode"
+	ExtensionErrorData = "knativeerrordata"
+	errorDataMaxChars  = 1024
+)
+
+// DeadLetter returns a copy of e for the dead-letter sink, with
+// knativeerrordest, knativeerrorcode and knativeerrordata describing the
+// failed attempt r to failedURL. The payload is untouched.
+func DeadLetter(e *event.Event, failedURL string, r Result) *event.Event {
+	dl := e.Clone()
+	if u, err := url.Parse(failedURL); err == nil {
+		_ = dl.Context.SetExtension(ExtensionErrorDest, types.URI{URL: *u})
+	} else {
+		_ = dl.Context.SetExtension(ExtensionErrorDest, failedURL)
+	}
+	code, body := r.StatusCode, r.Body
+	if code == 0 {
+		code = http.StatusInternalServerError
+		err := r.Err
+		if err == nil {
+			err = errors.New("no response")
+		}
+		body = []byte("dispatch error: " + err.Error())
+	}
+	_ = dl.Context.SetExtension(ExtensionErrorCode, int32(code))
+	if len(body) > 0 {
+		if len(body) > MaxErrorBodyBytes {
+			body = body[:MaxErrorBodyBytes]
+		}
+		_ = dl.Context.SetExtension(ExtensionErrorData, base64.StdEncoding.EncodeToString(body))
+	}
+	return &dl
+}
