@@ -87,18 +87,24 @@ func Files(opts Options) ([]string, error) {
 }
 
 func excluded(opts Options, file string) bool {
-	if len(opts.Exclude) == 0 {
+	return Excluded(opts.Exclude, opts.Base, file)
+}
+
+// Excluded reports whether a pattern matches file, or one of its parents,
+// taken relative to base.
+func Excluded(patterns []string, base, file string) bool {
+	if len(patterns) == 0 {
 		return false
 	}
 	rel := file
-	if opts.Base != "" {
-		if r, err := filepath.Rel(opts.Base, file); err == nil {
+	if base != "" {
+		if r, err := filepath.Rel(base, file); err == nil {
 			rel = r
 		}
 	}
 	rel = filepath.ToSlash(rel)
 	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
-		for _, pat := range opts.Exclude {
+		for _, pat := range patterns {
 			if ok, _ := path.Match(strings.TrimSuffix(pat, "/"), p); ok {
 				return true
 			}
@@ -131,12 +137,22 @@ type chunk struct {
 
 // LoadFiles reads the given files.
 func LoadFiles(files []string) ([]*Document, diag.List, error) {
+	return LoadFilesIn("", files)
+}
+
+// LoadFilesIn reads the given files and names them, in documents and
+// diagnostics, relative to dir when they lie below it.
+func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
 	var chunks []*chunk
 	var cueFiles []*chunk
-	for _, f := range files {
-		src, err := os.ReadFile(f)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
 		if err != nil {
 			return nil, nil, err
+		}
+		f := file
+		if dir != "" {
+			f = diag.RelPath(dir, file)
 		}
 		if filepath.Ext(f) == ".cue" {
 			cueFiles = append(cueFiles, &chunk{file: f, text: src})

@@ -88,6 +88,7 @@ embedded NATS JetStream server.`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newValidateCmd(),
 	)
 	return root
 }

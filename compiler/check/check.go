@@ -1,0 +1,138 @@
+package check
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/project"
+)
+
+// Check validates docs and returns the model. The set is returned even when
+// there are diagnostics, holding what could be decoded, so that tools can
+// still show what they understood.
+func Check(docs []*load.Document, cfg *project.Config) (*model.Set, diag.List) {
+	c := &checker{cfg: cfg, features: cfg.EnabledFeatures(), defaults: model.Defaults{Namespace: cfg.DefaultNamespace}}
+	entries := make([]*model.Entry, len(docs))
+	perDoc := make([]diag.List, len(docs))
+	forEach(len(docs), func(i int) { entries[i], perDoc[i] = c.object(docs[i]) })
+
+	var diags diag.List
+	for _, d := range perDoc {
+		diags = append(diags, d...)
+	}
+	set := &model.Set{Index: make(map[model.Key]*model.Entry, len(entries))}
+	for _, e := range entries {
+		if e == nil {
+			continue
+		}
+		if first, dup := set.Index[e.Key]; dup {
+			diags.Add(e.Doc.Pos(e.Doc.Root), "", "duplicate %s: already defined at %s", e.Key, first.Doc.Pos(first.Doc.Root))
+			continue
+		}
+		set.Index[e.Key] = e
+		set.Entries = append(set.Entries, e)
+		switch o := e.Object.(type) {
+		case *model.Broker:
+			set.Brokers = append(set.Brokers, o)
+		case *model.Trigger:
+			set.Triggers = append(set.Triggers, o)
+		case *model.Channel:
+			set.Channels = append(set.Channels, o)
+		case *model.Subscription:
+			set.Subscriptions = append(set.Subscriptions, o)
+		}
+	}
+	diags = append(diags, c.references(set)...)
+	diags = append(diags, loops(set)...)
+	return set, diags
+}
+
+type checker struct {
+	cfg      *project.Config
+	features model.Features
+	defaults model.Defaults
+}
+
+// knativeGroups are the API groups of the four kinds; the four kinds under
+// any other version of these groups are not supported.
+var knativeKinds = map[string]string{
+	"Broker":       "eventing.knative.dev",
+	"Trigger":      "eventing.knative.dev",
+	"Channel":      "messaging.knative.dev",
+	"Subscription": "messaging.knative.dev",
+}
+
+// object decodes, validates and defaults one document.
+func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
+	var diags diag.List
+	group := model.Group(doc.APIVersion)
+	obj := model.New(doc.APIVersion, doc.Kind)
+	if obj == nil {
+		if g, ok := knativeKinds[doc.Kind]; ok && g == group {
+			diags.Add(doc.PosOf("apiVersion"), "apiVersion", "%s %s is not supported; use %s/v1", doc.APIVersion, doc.Kind, g)
+			return nil, diags
+		}
+		return c.other(doc)
+	}
+	diags = load.Decode(doc, obj)
+	for _, e := range obj.Validate(c.features) {
+		diags.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+	}
+	obj.SetDefaults(c.defaults)
+	return &model.Entry{Key: model.KeyOf(obj), Doc: doc, Object: obj}, diags
+}
+
+// clusterScoped lists common kinds that have no namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
+	"PersistentVolume": true, "StorageClass": true, "PriorityClass": true, "Node": true,
+	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true, "APIService": true,
+}
+
+// other records a non-Knative object as a possible reference target.
+func (c *checker) other(doc *load.Document) (*model.Entry, diag.List) {
+	var diags diag.List
+	if doc.Name == "" {
+		diags.Add(doc.PosOf("metadata.name"), "metadata.name", "field is required")
+		return nil, diags
+	}
+	ns := doc.Namespace
+	if ns == "" && !clusterScoped[doc.Kind] {
+		ns = c.defaults.Namespace
+	}
+	return &model.Entry{
+		Key: model.Key{Group: model.Group(doc.APIVersion), Kind: doc.Kind, Namespace: ns, Name: doc.Name},
+		Doc: doc,
+	}, diags
+}
+
+func forEach(n int, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,71 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/model"
+)
+
+// references checks that every reference resolves to an object in the set
+// or to one knc.yaml declares external.
+func (c *checker) references(set *model.Set) diag.List {
+	external := map[model.Key]bool{}
+	for _, e := range c.cfg.External {
+		ns := e.Namespace
+		if ns == "" && !clusterScoped[e.Kind] {
+			ns = c.defaults.Namespace
+		}
+		external[model.Key{Group: model.Group(e.APIVersion), Kind: e.Kind, Namespace: ns, Name: e.Name}] = true
+	}
+	var diags diag.List
+	resolve := func(entry *model.Entry, path string, key model.Key) {
+		if _, ok := set.Index[key]; ok || external[key] {
+			return
+		}
+		diags.Add(entry.Doc.PosOf(path), path, "%s %q not found in namespace %q: define it in the repository, fix the reference, or declare it under external in knc.yaml", kindName(key), key.Name, key.Namespace)
+	}
+	ref := func(entry *model.Entry, path string, r *model.KReference) {
+		if r != nil {
+			resolve(entry, path, model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+		}
+	}
+	dest := func(entry *model.Entry, path string, d *model.Destination) {
+		if d != nil {
+			ref(entry, path+".ref", d.Ref)
+		}
+	}
+	delivery := func(entry *model.Entry, path string, d *model.DeliverySpec) {
+		if d != nil {
+			dest(entry, path+".deadLetterSink", d.DeadLetterSink)
+		}
+	}
+	for _, entry := range set.Entries {
+		switch o := entry.Object.(type) {
+		case *model.Broker:
+			ref(entry, "spec.config", o.Spec.Config)
+			delivery(entry, "spec.delivery", o.Spec.Delivery)
+		case *model.Trigger:
+			if o.Spec.Broker != "" {
+				resolve(entry, "spec.broker", model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: o.Metadata.Namespace, Name: o.Spec.Broker})
+			}
+			dest(entry, "spec.subscriber", &o.Spec.Subscriber)
+			delivery(entry, "spec.delivery", o.Spec.Delivery)
+		case *model.Channel:
+			delivery(entry, "spec.delivery", o.Spec.Delivery)
+		case *model.Subscription:
+			ref(entry, "spec.channel", &o.Spec.Channel)
+			dest(entry, "spec.subscriber", o.Spec.Subscriber)
+			dest(entry, "spec.reply", o.Spec.Reply)
+			delivery(entry, "spec.delivery", o.Spec.Delivery)
+		}
+	}
+	return diags
+}
+
+func kindName(k model.Key) string {
+	if k.Group == "" || k.Group == "eventing.knative.dev" || k.Group == "messaging.knative.dev" {
+		return k.Kind
+	}
+	return fmt.Sprintf("%s.%s", k.Kind, k.Group)
+}

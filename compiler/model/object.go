@@ -1,0 +1,89 @@
+package model
+
+import "github.com/knc-dev/knc/compiler/load"
+
+// Object is any of the four Knative kinds.
+type Object interface {
+	GetTypeMeta() TypeMeta
+	GetMetadata() *ObjectMeta
+	Validate(Features) FieldErrors
+	SetDefaults(Defaults)
+}
+
+// GetTypeMeta returns the object's apiVersion and kind.
+func (t TypeMeta) GetTypeMeta() TypeMeta { return t }
+
+func (b *Broker) GetMetadata() *ObjectMeta       { return &b.Metadata }
+func (t *Trigger) GetMetadata() *ObjectMeta      { return &t.Metadata }
+func (c *Channel) GetMetadata() *ObjectMeta      { return &c.Metadata }
+func (s *Subscription) GetMetadata() *ObjectMeta { return &s.Metadata }
+
+// New returns an empty object of a Knative kind, or nil for other kinds.
+func New(apiVersion, kind string) Object {
+	switch {
+	case apiVersion == "eventing.knative.dev/v1" && kind == "Broker":
+		return &Broker{}
+	case apiVersion == "eventing.knative.dev/v1" && kind == "Trigger":
+		return &Trigger{}
+	case apiVersion == "messaging.knative.dev/v1" && kind == "Channel":
+		return &Channel{}
+	case apiVersion == "messaging.knative.dev/v1" && kind == "Subscription":
+		return &Subscription{}
+	}
+	return nil
+}
+
+// Key identifies an object: kind, namespace (after defaulting) and name.
+// Kind includes the API group, so a Service of serving.knative.dev and a v1
+// Service are different keys.
+type Key struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Group returns the API group of an apiVersion ("" for the core group).
+func Group(apiVersion string) string {
+	for i := 0; i < len(apiVersion); i++ {
+		if apiVersion[i] == '/' {
+			return apiVersion[:i]
+		}
+	}
+	return ""
+}
+
+func (k Key) String() string {
+	kind := k.Kind
+	if k.Group != "" && k.Group != "eventing.knative.dev" && k.Group != "messaging.knative.dev" {
+		kind += "." + k.Group
+	}
+	return kind + " " + k.Namespace + "/" + k.Name
+}
+
+// Entry is one loaded object with the document it came from.
+type Entry struct {
+	Key Key
+	Doc *load.Document
+	// Object is the typed Knative object, or nil for other kinds.
+	Object Object
+}
+
+// Set is a validated, defaulted set of objects: the model every command
+// works from.
+type Set struct {
+	Brokers       []*Broker
+	Triggers      []*Trigger
+	Channels      []*Channel
+	Subscriptions []*Subscription
+	// Entries holds every object, Knative or not, in load order.
+	Entries []*Entry
+	// Index finds an object by key.
+	Index map[Key]*Entry
+}
+
+// KeyOf returns the key of a Knative object.
+func KeyOf(o Object) Key {
+	tm, m := o.GetTypeMeta(), o.GetMetadata()
+	return Key{Group: Group(tm.APIVersion), Kind: tm.Kind, Namespace: m.Namespace, Name: m.Name}
+}

@@ -1,0 +1,241 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/compiler/model"
+)
+
+// FileNames are the names knc looks for, in order.
+var FileNames = []string{"knc.yaml", "knc.yml"}
+
+// Config is knc.yaml.
+type Config struct {
+	model.TypeMeta   `json:",inline"`
+	DefaultNamespace string           `json:"defaultNamespace,omitempty"`
+	ClusterDomain    string           `json:"clusterDomain,omitempty"`
+	Exclude          []string         `json:"exclude,omitempty"`
+	Features         *Features        `json:"features,omitempty"`
+	External         []ExternalObject `json:"external,omitempty"`
+	Runtime          *Runtime         `json:"runtime,omitempty"`
+
+	// File is where the config was read from; empty for the defaults.
+	File string `json:"-"`
+}
+
+// Features mirror the cluster's config-features ConfigMap.
+type Features struct {
+	NewTriggerFilters  string `json:"new-trigger-filters,omitempty"`
+	DeliveryTimeout    string `json:"delivery-timeout,omitempty"`
+	DeliveryRetryAfter string `json:"delivery-retryafter,omitempty"`
+}
+
+// ExternalObject is an object that exists in the cluster but not in the
+// repository.
+type ExternalObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	URL        string `json:"url,omitempty"`
+}
+
+// Runtime holds the settings of the runtime knc build deploys.
+type Runtime struct {
+	Image         string       `json:"image,omitempty"`
+	Replicas      *int64       `json:"replicas,omitempty"`
+	Durability    string       `json:"durability,omitempty"`
+	MaxEventBytes *int64       `json:"maxEventBytes,omitempty"`
+	TTL           *int64       `json:"ttl,omitempty"`
+	Storage       *Storage     `json:"storage,omitempty"`
+	NATS          *NATSRuntime `json:"nats,omitempty"`
+}
+
+// Storage sizes the JetStream volume.
+type Storage struct {
+	Size string `json:"size,omitempty"`
+}
+
+// NATSRuntime points the runtime at an external NATS cluster.
+type NATSRuntime struct {
+	URL               string `json:"url,omitempty"`
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultNamespace     = "default"
+	DefaultClusterDomain = "cluster.local"
+	APIVersion           = "config.knc.dev/v1alpha1"
+	Kind                 = "Config"
+)
+
+// Default returns the config used when a project has no knc.yaml.
+func Default() *Config {
+	return &Config{
+		TypeMeta:         model.TypeMeta{APIVersion: APIVersion, Kind: Kind},
+		DefaultNamespace: DefaultNamespace,
+		ClusterDomain:    DefaultClusterDomain,
+	}
+}
+
+// Find looks for knc.yaml in dir and its parents, stopping at the top of a
+// git work tree. It returns "" when there is none.
+func Find(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		for _, name := range FileNames {
+			p := filepath.Join(dir, name)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return "", nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// Read loads and validates a config file. I/O errors are returned as err;
+// problems with the content as diagnostics.
+func Read(file string) (*Config, diag.List, error) {
+	docs, diags, err := load.LoadFiles([]string{file})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(diags) > 0 {
+		return nil, diags, nil
+	}
+	if len(docs) != 1 {
+		return nil, diag.List{{Pos: diag.Pos{File: file}, Message: fmt.Sprintf("must hold exactly one document, found %d", len(docs))}}, nil
+	}
+	doc := docs[0]
+	cfg := Default()
+	cfg.File = file
+	diags = load.Decode(doc, cfg)
+	var errs model.FieldErrors
+	cfg.validate(&errs)
+	for _, e := range errs {
+		diags = append(diags, diag.Diagnostic{Pos: doc.PosOf(e.Path), Path: e.Path, Message: e.Message})
+	}
+	if len(diags) > 0 {
+		return nil, diags, nil
+	}
+	return cfg, nil, nil
+}
+
+var (
+	namespaceRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	domainRE      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	nameRE        = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	absoluteURIRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+`)
+	sizeRE        = regexp.MustCompile(`^[0-9]+(Ki|Mi|Gi|Ti)?$`)
+	natsURLRE     = regexp.MustCompile(`^(nats|tls)://`)
+)
+
+// validate mirrors #Config in schema/config.cue.
+func (c *Config) validate(errs *model.FieldErrors) {
+	if c.APIVersion != APIVersion {
+		errs.Add("apiVersion", "must be %q, not %q", APIVersion, c.APIVersion)
+	}
+	if c.Kind != Kind {
+		errs.Add("kind", "must be %q, not %q", Kind, c.Kind)
+	}
+	if len(c.DefaultNamespace) > 63 || !namespaceRE.MatchString(c.DefaultNamespace) {
+		errs.Add("defaultNamespace", "%q is not a valid namespace", c.DefaultNamespace)
+	}
+	if !domainRE.MatchString(c.ClusterDomain) {
+		errs.Add("clusterDomain", "%q is not a valid DNS domain", c.ClusterDomain)
+	}
+	for i, e := range c.Exclude {
+		if e == "" {
+			errs.Add(fmt.Sprintf("exclude[%d]", i), "must not be empty")
+		} else if _, err := filepath.Match(e, ""); err != nil {
+			errs.Add(fmt.Sprintf("exclude[%d]", i), "%q is not a valid pattern: %v", e, err)
+		}
+	}
+	if f := c.Features; f != nil {
+		for name, v := range map[string]string{model.FeatureNewTriggerFilters: f.NewTriggerFilters, model.FeatureDeliveryTimeout: f.DeliveryTimeout, model.FeatureDeliveryRetryAfter: f.DeliveryRetryAfter} {
+			if v != "" && v != "enabled" && v != "disabled" {
+				errs.Add("features["+name+"]", "must be \"enabled\" or \"disabled\", not %q", v)
+			}
+		}
+	}
+	for i, e := range c.External {
+		p := fmt.Sprintf("external[%d]", i)
+		if e.APIVersion == "" {
+			errs.Add(p+".apiVersion", "must not be empty")
+		}
+		if e.Kind == "" {
+			errs.Add(p+".kind", "must not be empty")
+		}
+		if !nameRE.MatchString(e.Name) {
+			errs.Add(p+".name", "%q is not a valid name", e.Name)
+		}
+		if e.Namespace != "" && !namespaceRE.MatchString(e.Namespace) {
+			errs.Add(p+".namespace", "%q is not a valid namespace", e.Namespace)
+		}
+		if e.URL != "" && !absoluteURIRE.MatchString(e.URL) {
+			errs.Add(p+".url", "%q must be an absolute URL", e.URL)
+		}
+	}
+	if r := c.Runtime; r != nil {
+		if r.Replicas != nil && *r.Replicas < 1 {
+			errs.Add("runtime.replicas", "must be at least 1, not %d", *r.Replicas)
+		}
+		switch r.Durability {
+		case "", "file", "fsync":
+		default:
+			errs.Add("runtime.durability", "must be \"file\" or \"fsync\", not %q", r.Durability)
+		}
+		if r.MaxEventBytes != nil && *r.MaxEventBytes < 1024 {
+			errs.Add("runtime.maxEventBytes", "must be at least 1024, not %d", *r.MaxEventBytes)
+		}
+		if r.TTL != nil && (*r.TTL < 1 || *r.TTL > 255) {
+			errs.Add("runtime.ttl", "must be between 1 and 255, not %d", *r.TTL)
+		}
+		if r.Storage != nil && r.Storage.Size != "" && !sizeRE.MatchString(r.Storage.Size) {
+			errs.Add("runtime.storage.size", "%q is not a size such as 10Gi", r.Storage.Size)
+		}
+		if r.NATS != nil {
+			if r.NATS.URL != "" && !natsURLRE.MatchString(r.NATS.URL) {
+				errs.Add("runtime.nats.url", "%q must start with nats:// or tls://", r.NATS.URL)
+			}
+			if r.NATS.CredentialsSecret != "" && !nameRE.MatchString(r.NATS.CredentialsSecret) {
+				errs.Add("runtime.nats.credentialsSecret", "%q is not a valid name", r.NATS.CredentialsSecret)
+			}
+		}
+	}
+}
+
+// EnabledFeatures returns the enabled features: Knative's defaults, overridden by
+// the config.
+func (c *Config) EnabledFeatures() model.Features {
+	f := model.DefaultFeatures()
+	if c.Features == nil {
+		return f
+	}
+	for name, v := range map[string]string{model.FeatureNewTriggerFilters: c.Features.NewTriggerFilters, model.FeatureDeliveryTimeout: c.Features.DeliveryTimeout, model.FeatureDeliveryRetryAfter: c.Features.DeliveryRetryAfter} {
+		if v != "" {
+			f[name] = v == "enabled"
+		}
+	}
+	return f
+}
