@@ -1,0 +1,180 @@
+package resolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Resolver returns the URL a Destination delivers to. A Destination whose
+// Ref is nil carries an absolute URI and resolves to it; one with a Ref
+// resolves to the referent's address with URI, if set, resolved relative to
+// it. An error means the destination cannot be used now; the runtime keeps
+// the events bound for it until it can.
+type Resolver interface {
+	Resolve(ctx context.Context, d routing.Destination) (*url.URL, error)
+}
+
+// ErrNotAddressable is wrapped by errors about Refs whose referent does not
+// exist or has no address.
+var ErrNotAddressable = errors.New("not addressable")
+
+// Object kinds whose destinations are resolved, as in Site.Kind.
+const (
+	KindBroker       = "Broker"
+	KindTrigger      = "Trigger"
+	KindChannel      = "Channel"
+	KindSubscription = "Subscription"
+)
+
+// Destination fields, as in Site.Field.
+const (
+	FieldSubscriber     = "subscriber"
+	FieldReply          = "reply"
+	FieldDeadLetterSink = "deadLetterSink"
+)
+
+// Site names one Destination field of one object of the table.
+type Site struct {
+	Kind      string
+	Namespace string
+	Name      string
+	Field     string
+}
+
+// Result is the outcome of resolving one Destination: URL on success, Err
+// otherwise.
+type Result struct {
+	URL string
+	Err error
+}
+
+// Results holds the outcome for every Destination of a table. A Site that
+// is absent has no Destination (no dead-letter sink, no reply).
+type Results map[Site]Result
+
+// Lookup returns the result for a field of an object.
+func (r Results) Lookup(kind string, o routing.Object, field string) (Result, bool) {
+	res, ok := r[Site{Kind: kind, Namespace: o.Namespace, Name: o.Name, Field: field}]
+	return res, ok
+}
+
+// All resolves every Destination of t: the dead-letter sinks of Brokers and
+// Channels, the subscriber and effective dead-letter sink of each Trigger,
+// and the subscriber, reply and effective dead-letter sink of each
+// Subscription.
+func All(ctx context.Context, t *routing.Table, r Resolver) Results {
+	out := Results{}
+	add := func(kind string, o routing.Object, field string, d *routing.Destination) {
+		if d == nil {
+			return
+		}
+		var res Result
+		u, err := r.Resolve(ctx, *d)
+		if err != nil {
+			res.Err = err
+		} else {
+			res.URL = u.String()
+		}
+		out[Site{Kind: kind, Namespace: o.Namespace, Name: o.Name, Field: field}] = res
+	}
+	for i := range t.Brokers {
+		b := &t.Brokers[i]
+		add(KindBroker, b.Object, FieldDeadLetterSink, deadLetterSink(b.Delivery))
+		for j := range b.Triggers {
+			tr := &b.Triggers[j]
+			add(KindTrigger, tr.Object, FieldSubscriber, &tr.Subscriber)
+			add(KindTrigger, tr.Object, FieldDeadLetterSink, deadLetterSink(tr.Delivery))
+		}
+	}
+	for i := range t.Channels {
+		c := &t.Channels[i]
+		add(KindChannel, c.Object, FieldDeadLetterSink, deadLetterSink(c.Delivery))
+		for j := range c.Subscriptions {
+			s := &c.Subscriptions[j]
+			add(KindSubscription, s.Object, FieldSubscriber, s.Subscriber)
+			add(KindSubscription, s.Object, FieldReply, s.Reply)
+			add(KindSubscription, s.Object, FieldDeadLetterSink, deadLetterSink(s.Delivery))
+		}
+	}
+	return out
+}
+
+func deadLetterSink(d *routing.Delivery) *routing.Destination {
+	if d == nil {
+		return nil
+	}
+	return d.DeadLetterSink
+}
+
+// Local resolves the Destinations of a table served by one local listener:
+// absolute URIs as they are, and Refs to the table's own Brokers and
+// Channels to the listener's URL plus their path. It knows no other
+// referent.
+type Local struct {
+	base  *url.URL
+	paths map[refKey]string
+}
+
+type refKey struct {
+	group, kind, namespace, name string
+}
+
+// NewLocal returns a Local for t served at baseURL ("http://127.0.0.1:8080").
+func NewLocal(t *routing.Table, baseURL string) (*Local, error) {
+	base, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("local resolver: base URL: %w", err)
+	}
+	if !base.IsAbs() || base.Host == "" {
+		return nil, fmt.Errorf("local resolver: base URL %q must be absolute", baseURL)
+	}
+	l := &Local{base: base, paths: map[refKey]string{}}
+	for _, b := range t.Brokers {
+		l.paths[refKey{"eventing.knative.dev", "Broker", b.Namespace, b.Name}] = b.Path
+	}
+	for _, c := range t.Channels {
+		l.paths[refKey{"messaging.knative.dev", "Channel", c.Namespace, c.Name}] = c.Path
+	}
+	return l, nil
+}
+
+// Resolve implements Resolver.
+func (l *Local) Resolve(_ context.Context, d routing.Destination) (*url.URL, error) {
+	if d.Ref == nil {
+		u, err := url.Parse(d.URI)
+		if err != nil {
+			return nil, fmt.Errorf("uri %q: %w", d.URI, err)
+		}
+		if !u.IsAbs() || u.Host == "" {
+			return nil, fmt.Errorf("uri %q is not absolute and has no ref to resolve it against", d.URI)
+		}
+		return u, nil
+	}
+	ref := d.Ref
+	group, _, _ := strings.Cut(ref.APIVersion, "/")
+	path, ok := l.paths[refKey{group, ref.Kind, ref.Namespace, ref.Name}]
+	if !ok {
+		return nil, fmt.Errorf("%s %s/%s (%s): %w: a local runtime only resolves references to the Brokers and Channels of its routing table",
+			ref.Kind, ref.Namespace, ref.Name, ref.APIVersion, ErrNotAddressable)
+	}
+	return Relative(l.base.JoinPath(path), d.URI)
+}
+
+// Relative resolves uri against the address of a Ref, as a Destination with
+// both ref and uri asks: "/path" replaces the address's path, "path" is
+// resolved like a relative link, and an absolute uri wins.
+func Relative(address *url.URL, uri string) (*url.URL, error) {
+	if uri == "" {
+		return address, nil
+	}
+	ref, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("uri %q: %w", uri, err)
+	}
+	return address.ResolveReference(ref), nil
+}

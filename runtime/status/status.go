@@ -1,0 +1,440 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// API versions of the reported objects.
+const (
+	EventingAPIVersion  = "eventing.knative.dev/v1"
+	MessagingAPIVersion = "messaging.knative.dev/v1"
+)
+
+// Condition types.
+const (
+	ConditionReady                  = "Ready"
+	ConditionAddressable            = "Addressable"
+	ConditionIngressReady           = "IngressReady"
+	ConditionBrokerReady            = "BrokerReady"
+	ConditionSubscriberResolved     = "SubscriberResolved"
+	ConditionDeadLetterSinkResolved = "DeadLetterSinkResolved"
+	ConditionSubscribersReady       = "SubscribersReady"
+	ConditionChannelReady           = "ChannelReady"
+	ConditionReferencesResolved     = "ReferencesResolved"
+)
+
+// Condition statuses.
+const (
+	True    = "True"
+	False   = "False"
+	Unknown = "Unknown"
+)
+
+// Condition is a Knative apis.Condition.
+type Condition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	// Reason is one CamelCase word.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Severity is empty for error conditions, which all of knc's are.
+	Severity string `json:"severity,omitempty"`
+	// LastTransitionTime is RFC 3339, in UTC, to the second.
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+}
+
+// Object is one reported object: enough of a Kubernetes object to name it,
+// and its status.
+type Object struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Status     Status   `json:"status"`
+}
+
+// Metadata names an Object.
+type Metadata struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Status holds the status fields of all four kinds; each kind sets its own.
+type Status struct {
+	ObservedGeneration int64       `json:"observedGeneration"`
+	Conditions         []Condition `json:"conditions"`
+	// Address is set for Brokers and Channels.
+	Address *Addressable `json:"address,omitempty"`
+	// SubscriberURI is set for Triggers.
+	SubscriberURI string `json:"subscriberUri,omitempty"`
+	// DeadLetterSinkURI is set for Brokers, Triggers and Channels that have
+	// a resolved dead-letter sink.
+	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
+	// PhysicalSubscription is set for Subscriptions.
+	PhysicalSubscription *PhysicalSubscription `json:"physicalSubscription,omitempty"`
+	// Subscribers is set for Channels, one entry per Subscription in the
+	// table's order.
+	Subscribers []SubscriberStatus `json:"subscribers,omitempty"`
+}
+
+// Addressable is duckv1.Addressable.
+type Addressable struct {
+	URL string `json:"url"`
+}
+
+// PhysicalSubscription holds a Subscription's resolved URIs.
+type PhysicalSubscription struct {
+	SubscriberURI     string `json:"subscriberUri,omitempty"`
+	ReplyURI          string `json:"replyUri,omitempty"`
+	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
+}
+
+// SubscriberStatus reports whether a Channel's data plane serves one of its
+// Subscriptions.
+type SubscriberStatus struct {
+	UID                string `json:"uid,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	Ready              string `json:"ready"`
+	Message            string `json:"message,omitempty"`
+}
+
+// Ingress is how far the data plane has got serving one Broker or Channel.
+type Ingress struct {
+	// Ready means events sent to the address are stored, and the consumers
+	// that route and deliver them exist.
+	Ready bool
+	// Reason and Message explain a Ready of false; an empty Reason means
+	// the ingress is still being set up (Unknown).
+	Reason, Message string
+}
+
+// Input is what Compute reports on.
+type Input struct {
+	Table *routing.Table
+	// BaseURL is the URL of the listener serving the table's paths
+	// ("http://127.0.0.1:8080"); each address is BaseURL plus the path. When
+	// empty, the table's own Address fields are reported.
+	BaseURL string
+	// Resolved holds the resolution of every Destination of Table.
+	Resolved resolve.Results
+	// Ingress reports the data plane of a Broker (kind resolve.KindBroker) or
+	// Channel; nil means nothing is set up yet.
+	Ingress func(kind string, o routing.Object) Ingress
+	// Previous is the status last reported, for lastTransitionTime.
+	Previous []Object
+	// Now stamps the conditions whose status changed.
+	Now time.Time
+}
+
+// Compute returns one Object per Broker, Trigger, Channel and Subscription of
+// the table: each Broker followed by its Triggers, then each Channel followed
+// by its Subscriptions.
+func Compute(in Input) []Object {
+	c := computer{in: in, previous: map[objectKey]*Object{}}
+	for i := range in.Previous {
+		p := &in.Previous[i]
+		c.previous[objectKey{p.Kind, p.Metadata.Namespace, p.Metadata.Name}] = p
+	}
+	var out []Object
+	if in.Table == nil {
+		return out
+	}
+	for i := range in.Table.Brokers {
+		b := &in.Table.Brokers[i]
+		bo := c.broker(b)
+		out = append(out, bo)
+		brokerReady := ready(bo.Status.Conditions)
+		for j := range b.Triggers {
+			out = append(out, c.trigger(b, &b.Triggers[j], brokerReady))
+		}
+	}
+	for i := range in.Table.Channels {
+		ch := &in.Table.Channels[i]
+		subs := make([]Object, len(ch.Subscriptions))
+		for j := range ch.Subscriptions {
+			subs[j] = c.subscriptionOwn(ch, &ch.Subscriptions[j])
+		}
+		co := c.channel(ch, subs)
+		out = append(out, co)
+		channelReady := ready(co.Status.Conditions)
+		for j := range subs {
+			out = append(out, c.finishSubscription(ch, subs[j], channelReady))
+		}
+	}
+	return out
+}
+
+type objectKey struct{ kind, namespace, name string }
+
+type computer struct {
+	in       Input
+	previous map[objectKey]*Object
+}
+
+func (c *computer) object(apiVersion, kind string, o routing.Object) Object {
+	gen := o.Generation
+	if gen == 0 {
+		gen = 1
+	}
+	return Object{
+		APIVersion: apiVersion,
+		Kind:       kind,
+		Metadata:   Metadata{Namespace: o.Namespace, Name: o.Name},
+		Status:     Status{ObservedGeneration: gen},
+	}
+}
+
+func (c *computer) address(path, tableAddress string) string {
+	if c.in.BaseURL != "" {
+		return strings.TrimSuffix(c.in.BaseURL, "/") + path
+	}
+	return tableAddress
+}
+
+func (c *computer) ingress(kind string, o routing.Object) Condition {
+	var ing Ingress
+	if c.in.Ingress != nil {
+		ing = c.in.Ingress(kind, o)
+	}
+	switch {
+	case ing.Ready:
+		return Condition{Type: ConditionIngressReady, Status: True, Reason: "IngressReady",
+			Message: "events sent to the address are stored and routed"}
+	case ing.Reason == "":
+		return Condition{Type: ConditionIngressReady, Status: Unknown, Reason: "Provisioning",
+			Message: "the streams and consumers are being set up"}
+	default:
+		return Condition{Type: ConditionIngressReady, Status: False, Reason: ing.Reason, Message: ing.Message}
+	}
+}
+
+func addressable(url string) Condition {
+	if url == "" {
+		return Condition{Type: ConditionAddressable, Status: False, Reason: "NoAddress",
+			Message: "no address is known for this object"}
+	}
+	return Condition{Type: ConditionAddressable, Status: True, Reason: "AddressSet", Message: url}
+}
+
+// resolvedCondition reports one Destination of an object; ok is false when
+// the object has no such Destination.
+func (c *computer) resolvedCondition(condType, kind string, o routing.Object, field string) (Condition, string, bool) {
+	res, ok := c.in.Resolved.Lookup(kind, o, field)
+	if !ok {
+		return Condition{}, "", false
+	}
+	if res.Err != nil {
+		return Condition{Type: condType, Status: False, Reason: "Unresolved",
+			Message: fmt.Sprintf("%s: %v", field, res.Err)}, "", true
+	}
+	return Condition{Type: condType, Status: True, Reason: "Resolved", Message: res.URL}, res.URL, true
+}
+
+func (c *computer) broker(b *routing.Broker) Object {
+	obj := c.object(EventingAPIVersion, resolve.KindBroker, b.Object)
+	url := c.address(b.Path, b.Address)
+	if url != "" {
+		obj.Status.Address = &Addressable{URL: url}
+	}
+	conds := []Condition{addressable(url), c.ingress(resolve.KindBroker, b.Object)}
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindBroker, b.Object, resolve.FieldDeadLetterSink); ok {
+		conds = append(conds, cond)
+		obj.Status.DeadLetterSinkURI = uri
+	}
+	c.finish(&obj, conds)
+	return obj
+}
+
+func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Condition) Object {
+	obj := c.object(EventingAPIVersion, resolve.KindTrigger, t.Object)
+	var conds []Condition
+	switch brokerReady.Status {
+	case True:
+		conds = append(conds, Condition{Type: ConditionBrokerReady, Status: True, Reason: "BrokerReady",
+			Message: "broker " + b.Key() + " is ready"})
+	default:
+		reason := "BrokerNotReady"
+		if brokerReady.Status == Unknown {
+			reason = "BrokerProvisioning"
+		}
+		conds = append(conds, Condition{Type: ConditionBrokerReady, Status: brokerReady.Status, Reason: reason,
+			Message: fmt.Sprintf("broker %s: %s", b.Key(), brokerReady.Message)})
+	}
+	if cond, uri, ok := c.resolvedCondition(ConditionSubscriberResolved, resolve.KindTrigger, t.Object, resolve.FieldSubscriber); ok {
+		conds = append(conds, cond)
+		obj.Status.SubscriberURI = uri
+	}
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindTrigger, t.Object, resolve.FieldDeadLetterSink); ok {
+		conds = append(conds, cond)
+		obj.Status.DeadLetterSinkURI = uri
+	}
+	c.finish(&obj, conds)
+	return obj
+}
+
+// subscriptionOwn computes the conditions of a Subscription that do not
+// depend on its Channel: ReferencesResolved, and the data plane's
+// programming, which the Channel reports in its subscribers.
+func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription) Object {
+	obj := c.object(MessagingAPIVersion, resolve.KindSubscription, s.Object)
+	phys := &PhysicalSubscription{}
+	var problems []string
+	for _, field := range []string{resolve.FieldSubscriber, resolve.FieldReply, resolve.FieldDeadLetterSink} {
+		res, ok := c.in.Resolved.Lookup(resolve.KindSubscription, s.Object, field)
+		if !ok {
+			continue
+		}
+		if res.Err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", field, res.Err))
+			continue
+		}
+		switch field {
+		case resolve.FieldSubscriber:
+			phys.SubscriberURI = res.URL
+		case resolve.FieldReply:
+			phys.ReplyURI = res.URL
+		case resolve.FieldDeadLetterSink:
+			phys.DeadLetterSinkURI = res.URL
+		}
+	}
+	obj.Status.PhysicalSubscription = phys
+	refs := Condition{Type: ConditionReferencesResolved, Status: True, Reason: "Resolved",
+		Message: "subscriber, reply and dead-letter sink are resolved"}
+	if len(problems) > 0 {
+		refs = Condition{Type: ConditionReferencesResolved, Status: False, Reason: "Unresolved",
+			Message: strings.Join(problems, "; ")}
+	}
+	obj.Status.Conditions = []Condition{refs}
+	return obj
+}
+
+func (c *computer) channel(ch *routing.Channel, subs []Object) Object {
+	obj := c.object(MessagingAPIVersion, resolve.KindChannel, ch.Object)
+	url := c.address(ch.Path, ch.Address)
+	if url != "" {
+		obj.Status.Address = &Addressable{URL: url}
+	}
+	ingress := c.ingress(resolve.KindChannel, ch.Object)
+	conds := []Condition{addressable(url), ingress}
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindChannel, ch.Object, resolve.FieldDeadLetterSink); ok {
+		conds = append(conds, cond)
+		obj.Status.DeadLetterSinkURI = uri
+	}
+	subscribers := Condition{Type: ConditionSubscribersReady, Status: True, Reason: "SubscribersReady",
+		Message: fmt.Sprintf("%d of %d subscriptions are ready", len(subs), len(subs))}
+	var notReady []string
+	for i := range subs {
+		s := &ch.Subscriptions[i]
+		refs := subs[i].Status.Conditions[0]
+		gen := s.Generation
+		if gen == 0 {
+			gen = 1
+		}
+		st := SubscriberStatus{ObservedGeneration: gen}
+		switch {
+		case refs.Status != True:
+			st.Ready, st.Message = False, refs.Message
+			notReady = append(notReady, fmt.Sprintf("subscription %s: %s", s.Key(), refs.Message))
+		case ingress.Status != True:
+			st.Ready, st.Message = ingress.Status, ingress.Message
+		default:
+			st.Ready, st.Message = True, "the channel delivers to this subscription"
+		}
+		obj.Status.Subscribers = append(obj.Status.Subscribers, st)
+	}
+	if len(notReady) > 0 {
+		subscribers = Condition{Type: ConditionSubscribersReady, Status: False, Reason: "SubscribersNotReady",
+			Message: fmt.Sprintf("%d of %d subscriptions are not ready: %s", len(notReady), len(subs), strings.Join(notReady, "; "))}
+	}
+	conds = append(conds, subscribers)
+	c.finish(&obj, conds)
+	return obj
+}
+
+func (c *computer) finishSubscription(ch *routing.Channel, obj Object, channelReady Condition) Object {
+	var chCond Condition
+	switch channelReady.Status {
+	case True:
+		chCond = Condition{Type: ConditionChannelReady, Status: True, Reason: "ChannelReady",
+			Message: "channel " + ch.Key() + " is ready"}
+	default:
+		reason := "ChannelNotReady"
+		if channelReady.Status == Unknown {
+			reason = "ChannelProvisioning"
+		}
+		chCond = Condition{Type: ConditionChannelReady, Status: channelReady.Status, Reason: reason,
+			Message: fmt.Sprintf("channel %s: %s", ch.Key(), channelReady.Message)}
+	}
+	// The Subscription's own problem, if any, is the more useful reason for
+	// Ready: a Channel is not ready when one of its Subscriptions is not.
+	conds := append(obj.Status.Conditions, chCond)
+	obj.Status.Conditions = nil
+	c.finish(&obj, conds)
+	return obj
+}
+
+// finish adds Ready, summarising conds, and stamps transition times.
+func (c *computer) finish(obj *Object, conds []Condition) {
+	summary := Condition{Type: ConditionReady, Status: True, Reason: "Ready",
+		Message: strings.ToLower(obj.Kind) + " is ready"}
+	for _, cond := range conds {
+		if cond.Severity != "" || cond.Status == True {
+			continue
+		}
+		// The first False wins over any Unknown; the first Unknown is kept
+		// only while no False is seen.
+		if summary.Status == True || (summary.Status == Unknown && cond.Status == False) {
+			summary = Condition{Type: ConditionReady, Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
+		}
+	}
+	all := append([]Condition{summary}, conds...)
+	prev := c.previous[objectKey{obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name}]
+	stamp := c.in.Now.UTC().Truncate(time.Second).Format(time.RFC3339)
+	for i := range all {
+		all[i].LastTransitionTime = stamp
+		if prev == nil {
+			continue
+		}
+		for _, p := range prev.Status.Conditions {
+			if p.Type == all[i].Type && p.Status == all[i].Status && p.LastTransitionTime != "" {
+				all[i].LastTransitionTime = p.LastTransitionTime
+			}
+		}
+	}
+	obj.Status.Conditions = all
+}
+
+// ready returns the Ready condition of conds.
+func ready(conds []Condition) Condition {
+	for _, c := range conds {
+		if c.Type == ConditionReady {
+			return c
+		}
+	}
+	return Condition{Type: ConditionReady, Status: Unknown}
+}
+
+// Find returns the object of kind, namespace and name in objs, or nil.
+func Find(objs []Object, kind, namespace, name string) *Object {
+	for i := range objs {
+		o := &objs[i]
+		if o.Kind == kind && o.Metadata.Namespace == namespace && o.Metadata.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// ConditionOf returns the condition of type condType of o, or nil.
+func (o *Object) ConditionOf(condType string) *Condition {
+	for i := range o.Status.Conditions {
+		if o.Status.Conditions[i].Type == condType {
+			return &o.Status.Conditions[i]
+		}
+	}
+	return nil
+}
