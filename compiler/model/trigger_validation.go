@@ -71,6 +71,12 @@ func validateFilter(errs *FieldErrors, path string, f *SubscriptionsAPIFilter) {
 			}
 		}
 	}
+	if f.All != nil && len(f.All) == 0 {
+		errs.Add(path+".all", "is empty; give at least one filter")
+	}
+	if f.Any != nil && len(f.Any) == 0 {
+		errs.Add(path+".any", "is empty; give at least one filter")
+	}
 	for i := range f.All {
 		validateFilter(errs, path+".all["+itoa(i)+"]", &f.All[i])
 	}

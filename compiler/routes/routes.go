@@ -1,0 +1,246 @@
+package routes
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// IngressService is the Service in front of the runtime in each namespace
+// that has Brokers or Channels knc runs.
+const IngressService = "knc-ingress"
+
+// ServesBroker reports whether knc runs Brokers of this class.
+func ServesBroker(b *model.Broker) bool { return b.Class() == model.BrokerClassKnc }
+
+// ServesChannel reports whether knc runs Channels with this template: its
+// own kind, and InMemoryChannel, which knc makes durable.
+func ServesChannel(c *model.Channel) bool {
+	t := c.Spec.ChannelTemplate
+	if t == nil {
+		return true
+	}
+	return t.APIVersion == model.ChannelAPIVersionKnc && t.Kind == model.ChannelKindKnc ||
+		t.APIVersion == "messaging.knative.dev/v1" && t.Kind == "InMemoryChannel"
+}
+
+// Compiler resolves addresses against one project.
+type Compiler struct {
+	cfg *project.Config
+	set *model.Set
+}
+
+// Compile builds the routing table of the Brokers and Channels knc runs.
+// The set must be valid; diagnostics report what still cannot be compiled.
+func Compile(set *model.Set, cfg *project.Config) (*routing.Table, diag.List) {
+	c := &Compiler{cfg: cfg, set: set}
+	var diags diag.List
+	t := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind}
+	triggers := map[model.Key][]*model.Trigger{}
+	for _, tr := range set.Triggers {
+		k := model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: tr.Metadata.Namespace, Name: tr.Spec.Broker}
+		triggers[k] = append(triggers[k], tr)
+	}
+	subs := map[model.Key][]*model.Subscription{}
+	for _, s := range set.Subscriptions {
+		ch := s.Spec.Channel
+		k := model.Key{Group: model.Group(ch.APIVersion), Kind: ch.Kind, Namespace: ch.Namespace, Name: ch.Name}
+		subs[k] = append(subs[k], s)
+	}
+	for _, b := range set.Brokers {
+		if !ServesBroker(b) {
+			continue
+		}
+		entry := set.Index[model.KeyOf(b)]
+		rb := routing.Broker{
+			Object:  object(&b.Metadata, b),
+			Path:    routing.BrokerPath(b.Metadata.Namespace, b.Metadata.Name),
+			Address: c.ingressURL(b.Metadata.Namespace, routing.BrokerPath(b.Metadata.Namespace, b.Metadata.Name)),
+		}
+		rb.Delivery = c.delivery(entry, "spec.delivery", b.Spec.Delivery, &diags)
+		for _, tr := range triggers[model.KeyOf(b)] {
+			te := c.set.Index[model.KeyOf(tr)]
+			rt := routing.Trigger{
+				Object:     object(&tr.Metadata, tr),
+				Subscriber: c.destination(&tr.Spec.Subscriber),
+				Delivery:   rb.Delivery,
+			}
+			if setsAny(tr.Spec.Delivery) {
+				rt.Delivery = c.delivery(te, "spec.delivery", tr.Spec.Delivery, &diags)
+			}
+			if len(tr.Spec.Filters) > 0 {
+				rt.Filters = filters(tr.Spec.Filters)
+			} else if tr.Spec.Filter != nil && len(tr.Spec.Filter.Attributes) > 0 {
+				rt.Attributes = tr.Spec.Filter.Attributes
+			}
+			rb.Triggers = append(rb.Triggers, rt)
+		}
+		slices.SortFunc(rb.Triggers, func(a, b routing.Trigger) int { return compareObjects(a.Object, b.Object) })
+		t.Brokers = append(t.Brokers, rb)
+	}
+	for _, ch := range set.Channels {
+		if !ServesChannel(ch) {
+			continue
+		}
+		entry := set.Index[model.KeyOf(ch)]
+		rc := routing.Channel{
+			Object:  object(&ch.Metadata, ch),
+			Path:    routing.ChannelPath(ch.Metadata.Namespace, ch.Metadata.Name),
+			Address: c.ingressURL(ch.Metadata.Namespace, routing.ChannelPath(ch.Metadata.Namespace, ch.Metadata.Name)),
+		}
+		rc.Delivery = c.delivery(entry, "spec.delivery", ch.Spec.Delivery, &diags)
+		for _, s := range subs[model.KeyOf(ch)] {
+			se := c.set.Index[model.KeyOf(s)]
+			rs := routing.Subscription{Object: object(&s.Metadata, s), Delivery: rc.Delivery}
+			if s.Spec.Subscriber != nil {
+				d := c.destination(s.Spec.Subscriber)
+				rs.Subscriber = &d
+			}
+			if s.Spec.Reply != nil {
+				d := c.destination(s.Spec.Reply)
+				rs.Reply = &d
+			}
+			if setsAny(s.Spec.Delivery) {
+				rs.Delivery = c.delivery(se, "spec.delivery", s.Spec.Delivery, &diags)
+			}
+			rc.Subscriptions = append(rc.Subscriptions, rs)
+		}
+		slices.SortFunc(rc.Subscriptions, func(a, b routing.Subscription) int { return compareObjects(a.Object, b.Object) })
+		t.Channels = append(t.Channels, rc)
+	}
+	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Object, b.Object) })
+	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Object, b.Object) })
+	return t, diags
+}
+
+func compareObjects(a, b routing.Object) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+func object(m *model.ObjectMeta, o model.Object) routing.Object {
+	return routing.Object{Namespace: m.Namespace, Name: m.Name, Generation: m.Generation, SpecHash: model.SpecHash(model.Spec(o))}
+}
+
+func (c *Compiler) ingressURL(namespace, path string) string {
+	return fmt.Sprintf("http://%s.%s.svc.%s%s", IngressService, namespace, c.cfg.ClusterDomain, path)
+}
+
+// Address returns the address of the object a reference names, when the
+// repository or knc.yaml holds it.
+func (c *Compiler) Address(r *model.KReference) (string, bool) {
+	key := model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+	if e, ok := c.set.Index[key]; ok {
+		switch o := e.Object.(type) {
+		case *model.Broker:
+			if ServesBroker(o) {
+				return c.ingressURL(o.Metadata.Namespace, routing.BrokerPath(o.Metadata.Namespace, o.Metadata.Name)), true
+			}
+		case *model.Channel:
+			if ServesChannel(o) {
+				return c.ingressURL(o.Metadata.Namespace, routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)), true
+			}
+		}
+	}
+	if r.APIVersion == "v1" && r.Kind == "Service" {
+		// The control-plane contract gives a v1 Service this address.
+		return fmt.Sprintf("http://%s.%s.svc.%s/", r.Name, r.Namespace, c.cfg.ClusterDomain), true
+	}
+	for _, e := range c.cfg.External {
+		ns := e.Namespace
+		if ns == "" {
+			ns = c.cfg.DefaultNamespace
+		}
+		if e.URL != "" && e.APIVersion == r.APIVersion && e.Kind == r.Kind && e.Name == r.Name && ns == r.Namespace {
+			return e.URL, true
+		}
+	}
+	return "", false
+}
+
+// destination resolves what it can. A uri next to a ref is resolved
+// relative to the ref's address, as the control-plane contract says.
+func (c *Compiler) destination(d *model.Destination) routing.Destination {
+	if d.Ref == nil {
+		return routing.Destination{URI: d.URI}
+	}
+	base, ok := c.Address(d.Ref)
+	if !ok {
+		return routing.Destination{URI: d.URI, Ref: &routing.Ref{APIVersion: d.Ref.APIVersion, Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}}
+	}
+	if d.URI == "" {
+		return routing.Destination{URI: base}
+	}
+	return routing.Destination{URI: ResolveRelative(base, d.URI)}
+}
+
+// ResolveRelative resolves uri against base, as a browser resolves a link.
+func ResolveRelative(base, uri string) string {
+	b, err := url.Parse(base)
+	if err != nil {
+		return uri
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uri
+	}
+	return b.ResolveReference(u).String()
+}
+
+func (c *Compiler) delivery(entry *model.Entry, path string, d *model.DeliverySpec, diags *diag.List) *routing.Delivery {
+	if d == nil {
+		return nil
+	}
+	out := &routing.Delivery{BackoffPolicy: d.BackoffPolicy, Format: d.Format}
+	if d.Retry != nil {
+		out.Retry = int32(*d.Retry)
+	}
+	for _, f := range []struct {
+		field string
+		iso   string
+		dst   *routing.Duration
+	}{{"backoffDelay", d.BackoffDelay, &out.BackoffDelay}, {"timeout", d.Timeout, &out.Timeout}, {"retryAfterMax", d.RetryAfterMax, &out.RetryAfterMax}} {
+		if f.iso == "" {
+			continue
+		}
+		v, err := ParseDuration(f.iso)
+		if err != nil {
+			diags.Add(entry.Doc.PosOf(path+"."+f.field), path+"."+f.field, "%v", err)
+			continue
+		}
+		*f.dst = routing.Duration(v)
+	}
+	if d.DeadLetterSink != nil {
+		dst := c.destination(d.DeadLetterSink)
+		out.DeadLetterSink = &dst
+	}
+	return out
+}
+
+// setsAny reports whether d sets any field: a Trigger or Subscription that
+// does uses its own delivery options and none of its Broker's or Channel's.
+func setsAny(d *model.DeliverySpec) bool {
+	return d != nil && *d != (model.DeliverySpec{})
+}
+
+func filters(in []model.SubscriptionsAPIFilter) []routing.Filter {
+	out := make([]routing.Filter, len(in))
+	for i, f := range in {
+		out[i] = routing.Filter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix, CESQL: f.CESQL}
+		if f.All != nil {
+			out[i].All = filters(f.All)
+		}
+		if f.Any != nil {
+			out[i].Any = filters(f.Any)
+		}
+		if f.Not != nil {
+			out[i].Not = &filters([]model.SubscriptionsAPIFilter{*f.Not})[0]
+		}
+	}
+	return out
+}
