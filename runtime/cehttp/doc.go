@@ -12,8 +12,9 @@
 //   - only specversion 1.0 is accepted (the SDK also reads 0.3);
 //   - batched mode (application/cloudevents-batch+json) is rejected, as the
 //     SDK's ToEvent does;
-//   - a request with a "Ce-" header that names no attribute (the SDK panics)
-//     is rejected.
+//   - where the SDK panics (a "Ce-" header naming no attribute, a
+//     data_base64 member that is not a string), ReadRequest returns a
+//     *ParseError.
 //
 // Like the SDK, and so like every Knative component, header values are taken
 // verbatim: they are not percent-decoded.

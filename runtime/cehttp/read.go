@@ -307,10 +307,8 @@ func validateContext(ec *event.EventContextV1) error {
 // parseStructured decodes a structured-mode body with the SDK's JSON event
 // format, which is what Knative does, and checks the result.
 func parseStructured(data []byte) (*event.Event, error) {
-	var e event.Event
-	// json.Unmarshal checks the syntax of the whole document before handing
-	// it to the SDK's streaming decoder, which would accept trailing garbage.
-	if err := json.Unmarshal(data, &e); err != nil {
+	e, err := unmarshalStructured(data)
+	if err != nil {
 		return nil, &ParseError{Reason: "malformed structured event", Err: err}
 	}
 	ec, ok := e.Context.(*event.EventContextV1)
@@ -320,5 +318,23 @@ func parseStructured(data []byte) (*event.Event, error) {
 	if err := validateContext(ec); err != nil {
 		return nil, err
 	}
-	return &e, nil
+	return e, nil
+}
+
+// unmarshalStructured runs the SDK's JSON event decoder, which panics on
+// some malformed input (a data_base64 that is not a string): a sender must
+// not be able to crash the ingress.
+func unmarshalStructured(data []byte) (e *event.Event, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e, err = nil, fmt.Errorf("undecodable event: %v", p)
+		}
+	}()
+	e = new(event.Event)
+	// json.Unmarshal checks the syntax of the whole document before handing
+	// it to the SDK's streaming decoder, which would accept trailing garbage.
+	if err := json.Unmarshal(data, e); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
