@@ -41,12 +41,24 @@ func (e *ParseError) Error() string {
 // Parse parses expr. Every failure, including a panic inside the CESQL
 // library, is returned as a *ParseError.
 func Parse(expr string) (Expression, error) {
+	// The grammar is checked first with knc's own error listener on both the
+	// lexer and the parser: the library leaves ANTLR's console listener on its
+	// lexer, which would print characters it cannot tokenize to stderr and
+	// then parse the expression without them, accepting for example
+	// "type = 'a' §". The library's parser only runs on input the grammar
+	// accepts, which also keeps it clear of the malformed trees it panics on.
+	if first, ok := firstSyntaxError(expr); ok {
+		return Expression{}, &ParseError{Expression: expr, Line: first.line, Column: first.column, Message: first.message}
+	}
 	compiled, err := parseRecovering(expr)
 	if err == nil && compiled == nil {
 		err = errors.New("the parser returned no expression")
 	}
 	if err != nil {
-		return Expression{}, describeParseFailure(expr, err)
+		// The grammar accepted expr, so this is a check the library makes
+		// while building the tree, such as an integer literal out of range;
+		// it does not say where.
+		return Expression{}, &ParseError{Expression: expr, Message: strings.TrimSpace(err.Error())}
 	}
 	return Expression{source: expr, compiled: compiled}, nil
 }
@@ -64,19 +76,8 @@ func parseRecovering(expr string) (compiled sdkcesql.Expression, err error) {
 	return parser.Parse(expr)
 }
 
-// describeParseFailure builds the ParseError for expr. The library's own
-// message is often just "syntax error: " with neither position nor reason, so
-// the expression is parsed a second time with a listener that records where
-// the first syntax error is and what the parser expected there. This costs a
-// second parse only for invalid expressions.
-func describeParseFailure(expr string, libraryErr error) *ParseError {
-	pe := &ParseError{Expression: expr, Message: strings.TrimSpace(libraryErr.Error())}
-	if first, ok := firstSyntaxError(expr); ok {
-		pe.Line, pe.Column, pe.Message = first.line, first.column+1, first.message
-	}
-	return pe
-}
-
+// syntaxError locates an error like ParseError does: line and column count
+// from 1, and are 0 when unknown.
 type syntaxError struct {
 	line, column int
 	message      string
@@ -89,14 +90,31 @@ type firstErrorListener struct {
 
 func (l *firstErrorListener) SyntaxError(_ antlr.Recognizer, _ interface{}, line, column int, msg string, _ antlr.RecognitionException) {
 	if l.first == nil {
-		l.first = &syntaxError{line: line, column: column, message: "syntax error: " + msg}
+		l.first = &syntaxError{line: line, column: column + 1, message: "syntax error: " + tokenNames.Replace(msg)}
 	}
 }
 
+// tokenNames rewrites the grammar's token names in ANTLR's messages into
+// words a manifest author knows.
+var tokenNames = strings.NewReplacer(
+	"'<EOF>'", "end of expression",
+	"<EOF>", "end of expression",
+	"DQUOTED_STRING_LITERAL, SQUOTED_STRING_LITERAL", "string",
+	"DQUOTED_STRING_LITERAL", "string",
+	"SQUOTED_STRING_LITERAL", "string",
+	"INTEGER_LITERAL", "integer",
+	"IDENTIFIER, IDENTIFIER_WITH_NUMBER, FUNCTION_IDENTIFIER_WITH_UNDERSCORE", "identifier",
+	"FUNCTION_IDENTIFIER_WITH_UNDERSCORE", "identifier",
+	"IDENTIFIER_WITH_NUMBER", "identifier",
+	"IDENTIFIER", "identifier",
+)
+
+// firstSyntaxError parses expr with the library's generated lexer and
+// parser, reporting the first error either finds.
 func firstSyntaxError(expr string) (found syntaxError, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			ok = false
+			found, ok = syntaxError{message: fmt.Sprintf("syntax error: the parser panicked: %v", r)}, true
 		}
 	}()
 	listener := &firstErrorListener{DefaultErrorListener: antlr.NewDefaultErrorListener()}
