@@ -141,7 +141,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // slogAdapter forwards the server's printf-style log lines to slog.
 type slogAdapter struct{ log *slog.Logger }
 
-func (a *slogAdapter) Noticef(format string, v ...any) { a.log.Info(fmt.Sprintf(format, v...)) }
+// Notices (startup banners, limits) are routine for an embedded server.
+func (a *slogAdapter) Noticef(format string, v ...any) { a.log.Debug(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Warnf(format string, v ...any)   { a.log.Warn(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Fatalf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Errorf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }

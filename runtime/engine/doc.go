@@ -1,0 +1,61 @@
+// Package engine is knc's data plane: it serves a routing table with an
+// embedded NATS JetStream server, accepting CloudEvents at the address of
+// every Broker and Channel and delivering them to Triggers and
+// Subscriptions with Knative's delivery semantics.
+//
+// # Design
+//
+// Every Broker and Channel (a source) has two JetStream work-queue streams in
+// file storage and three stages, each a durable pull consumer:
+//
+//   - ingress: POST /brokers/NS/NAME or /channels/NS/NAME stores the event in
+//     the source's ingress stream and answers 202 only once JetStream has
+//     acknowledged the write; 503 when it cannot be stored. A Broker gives an
+//     event without knativebrokerttl the default TTL.
+//   - route: reads the ingress stream, evaluates the Broker's Triggers once
+//     per event (router.Matcher; a Channel matches all its Subscriptions),
+//     and stores one delivery message per match in the delivery stream, on
+//     subject knc.<kind>.<source>.send.<target>. Two Triggers with the same
+//     subscriber make two deliveries. The ingress message is acknowledged
+//     only after every delivery message is stored; a retry after a partial
+//     failure re-publishes with the same message IDs, which JetStream
+//     deduplicates.
+//   - dispatch: one consumer per source (not per target: a thousand
+//     Triggers are one consumer) reads the send and dead subjects and makes
+//     one HTTP attempt per JetStream delivery. A retryable failure is a
+//     NakWithDelay of delivery.RetryDelay, with the attempt number taken
+//     from the message's NumDelivered, so retries and their count survive a
+//     crash. After the last attempt, or a non-retryable answer, the event
+//     goes (with Knative's knativeerror* extensions) to the dead stage of the
+//     same target, which delivers it to the dead-letter sink with the same
+//     retries; without a sink it is dropped, logged and counted.
+//   - unpark: deliveries of a Trigger or Subscription whose destination
+//     does not resolve are moved to the hold-send/hold-dead subjects, which
+//     no attempt touches; when a reload makes the target ready, this stage
+//     moves them back. Nothing is dropped because a reference is missing.
+//
+// Replies: a Trigger's reply is stored in its Broker's ingress stream (so it
+// is routed against every Trigger, the one that produced it included) with
+// knativebrokerttl decremented, and dropped with reason "ttl" when that
+// would reach 0; failing to store it fails the delivery, which is retried. A
+// Subscription's reply is delivered to its reply destination within the same
+// attempt; failing that retries the whole delivery. Payload bytes are copied
+// from stage to stage unchanged.
+//
+// Each stage pulls with Fetch exactly as many messages as it has free
+// workers, so no message waits in a client buffer while its AckWait runs
+// out. Attempts that may outlast AckWait report progress.
+//
+// Hot reload (Engine.Reload) swaps an immutable plan; each request and
+// message reads the plan current when it starts. New streams exist before
+// the new plan routes to them; accepted events are never discarded.
+//
+// Shutdown stops the listener, stops pulling, gives attempts in progress
+// until shortly before the deadline and then abandons them: their messages
+// stay in JetStream and are delivered after a restart with the same data
+// directory.
+//
+// This package must not import cuelang.org/go, sigs.k8s.io/kustomize or any
+// package under github.com/knc-dev/knc/compiler: it starts from a
+// routing.Table, never from manifests.
+package engine

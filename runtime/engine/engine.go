@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/status"
+)
+
+// Engine serves a routing table. Create it with New, then Run it, or Start
+// and Shutdown it.
+type Engine struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	sender  *delivery.Sender
+
+	// mu serialises Start, Reload and Shutdown, and guards the fields
+	// below it.
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+	server     *natsserver.Server
+	nc         *nats.Conn
+	listener   net.Listener
+	httpServer *http.Server
+	httpDone   chan error
+	pipelines  map[string]*pipeline
+	// work is the context of processing; cancelling it abandons the
+	// attempts in progress.
+	work       context.Context
+	cancelWork context.CancelFunc
+
+	js        jetstream.JetStream
+	baseURL   string
+	plan      atomic.Pointer[plan]
+	accepting atomic.Bool
+	ready     atomic.Bool
+	readyCh   chan struct{}
+
+	statusMu sync.Mutex
+	statuses []status.Object
+}
+
+// New checks opts and returns an Engine that is not started.
+func New(opts Options) (*Engine, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Engine{
+		opts:      opts,
+		log:       opts.Logger,
+		metrics:   newMetrics(opts.Registry),
+		sender:    delivery.NewSender(),
+		pipelines: map[string]*pipeline{},
+		readyCh:   make(chan struct{}),
+	}, nil
+}
+
+// Run starts the engine, serves until ctx ends, then drains within
+// Options.ShutdownTimeout.
+func (e *Engine) Run(ctx context.Context) error {
+	if err := e.Start(ctx); err != nil {
+		return err
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-e.httpDone:
+		serveErr = fmt.Errorf("serving HTTP: %w", serveErr)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.ShutdownTimeout)
+	defer cancel()
+	return errors.Join(serveErr, e.Shutdown(sctx))
+}
+
+// Ready is closed once every ingress accepts events and every route is
+// programmed.
+func (e *Engine) Ready() <-chan struct{} { return e.readyCh }
+
+// URL is the base URL of the HTTP listener, once started.
+func (e *Engine) URL() string { return e.baseURL }
+
+// NATSURL is the URL NATS clients connect to when Options.NATSAddr is set.
+func (e *Engine) NATSURL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.server == nil {
+		return ""
+	}
+	return e.server.ClientURL()
+}
+
+// Statuses returns the status of every object of the table.
+func (e *Engine) Statuses() []status.Object {
+	e.statusMu.Lock()
+	defer e.statusMu.Unlock()
+	return append([]status.Object(nil), e.statuses...)
+}
+
+func (e *Engine) currentPlan() *plan { return e.plan.Load() }
+
+// Start starts NATS, the HTTP listener and the data plane of every Broker
+// and Channel. It returns once the engine is ready, or fails and leaves
+// nothing running.
+func (e *Engine) Start(ctx context.Context) (err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("engine: already started")
+	}
+	e.started = true
+	defer func() {
+		if err != nil {
+			e.closeAll(context.Background())
+		}
+	}()
+
+	e.server, err = natsserver.Start(natsserver.Options{
+		StoreDir:      filepath.Join(e.opts.DataDir, "jetstream"),
+		MaxStoreBytes: e.opts.MaxStoreBytes,
+		ListenAddr:    e.opts.NATSAddr,
+		Logger:        e.log,
+	})
+	if err != nil {
+		return err
+	}
+	e.nc, err = e.server.Connect("knc-engine")
+	if err != nil {
+		return err
+	}
+	e.js, err = jetstream.New(e.nc)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+
+	e.listener = e.opts.Listener
+	if e.listener == nil {
+		e.listener, err = net.Listen("tcp", e.opts.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+	e.baseURL = baseURL(e.listener.Addr())
+	e.httpServer = &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelWarn),
+	}
+	e.httpDone = make(chan error, 1)
+	go func(srv *http.Server, ln net.Listener) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.httpDone <- err
+		}
+	}(e.httpServer, e.listener)
+
+	e.work, e.cancelWork = context.WithCancel(context.Background())
+	p, err := e.buildPlan(ctx, e.opts.Table)
+	if err != nil {
+		return err
+	}
+	for _, src := range p.sources {
+		pl, err := e.newPipeline(ctx, src)
+		if err != nil {
+			return err
+		}
+		e.pipelines[src.names.id] = pl
+	}
+	e.plan.Store(p)
+	for _, pl := range e.pipelines {
+		for _, s := range pl.stages() {
+			s.start(e.work)
+		}
+	}
+	e.accepting.Store(true)
+	e.ready.Store(true)
+	e.refreshStatus()
+	close(e.readyCh)
+	e.log.Info("serving", "url", e.baseURL, "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels))
+	return nil
+}
+
+// baseURL is the URL events are sent to; a wildcard listen address is
+// reported as loopback, which is where a local runtime is reached.
+func baseURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String()
+	}
+	host := tcp.IP
+	if host == nil || host.IsUnspecified() {
+		if host.To4() == nil && host != nil {
+			host = net.IPv6loopback
+		} else {
+			host = net.IPv4(127, 0, 0, 1)
+		}
+	}
+	return "http://" + net.JoinHostPort(host.String(), fmt.Sprint(tcp.Port))
+}
+
+func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	resolver, err := e.opts.NewResolver(t, e.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	p, err := buildPlan(t, resolve.All(ctx, t, resolver), e.metrics)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	for _, src := range p.sources {
+		for _, tg := range src.targets {
+			if !tg.ready {
+				e.log.Warn("holding events until its destinations resolve", "kind", tg.kind, "name", tg.obj.Key(), "reason", tg.notReady)
+			}
+		}
+	}
+	return p, nil
+}
+
+// Reload serves t from now on. Events already accepted are kept: those
+// routed are delivered under t's delivery options and addresses, the others
+// are routed by t. Brokers and Channels that t drops stop being served,
+// but their streams are kept, so that serving them again resumes where
+// they stopped. On error the previous table stays in force.
+func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.started || e.stopped {
+		return errors.New("engine: reload needs a running engine")
+	}
+	p, err := e.buildPlan(ctx, t)
+	if err != nil {
+		return err
+	}
+	// Every new stream exists before the new plan routes to it.
+	added := map[string]*pipeline{}
+	for _, src := range p.sources {
+		if _, ok := e.pipelines[src.names.id]; ok {
+			continue
+		}
+		pl, err := e.newPipeline(ctx, src)
+		if err != nil {
+			return err
+		}
+		added[src.names.id] = pl
+	}
+	old := e.plan.Swap(p)
+	var errs []error
+	for id, pl := range added {
+		e.pipelines[id] = pl
+	}
+	for _, src := range p.sources {
+		pl := e.pipelines[src.names.id]
+		if err := e.updateUnpark(ctx, pl, src); err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range pl.stages() {
+			s.start(e.work)
+		}
+	}
+	for id, pl := range e.pipelines {
+		if _, ok := p.byID[id]; ok {
+			continue
+		}
+		for _, s := range pl.stages() {
+			s.stop()
+		}
+		delete(e.pipelines, id)
+	}
+	e.purgeDeletedTargets(ctx, old, p)
+	e.refreshStatus()
+	e.log.Info("reloaded the routing table", "brokers", len(t.Brokers), "channels", len(t.Channels))
+	return errors.Join(errs...)
+}
+
+// purgeDeletedTargets removes the held deliveries of Triggers and
+// Subscriptions that are gone; those of ready ones are dropped by the
+// dispatch stage.
+func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *plan) {
+	for _, src := range old.sources {
+		now := cur.byID[src.names.id]
+		if now == nil {
+			continue
+		}
+		for _, t := range src.targets {
+			if now.byToken[t.token] != nil {
+				continue
+			}
+			stream, err := e.js.Stream(ctx, src.names.outStream)
+			if err != nil {
+				continue
+			}
+			for _, st := range []string{stageHoldSend, stageHoldDead} {
+				if err := stream.Purge(ctx, jetstream.WithPurgeSubject(src.names.subject(st, t.token))); err != nil {
+					e.log.Warn("could not remove the held events of a deleted target", "kind", t.kind, "name", t.obj.Key(), "error", err)
+				}
+			}
+		}
+	}
+}
+
+func (e *Engine) refreshStatus() {
+	p := e.currentPlan()
+	if p == nil {
+		return
+	}
+	programmed := map[string]bool{}
+	for id := range e.pipelines {
+		programmed[id] = true
+	}
+	e.statusMu.Lock()
+	defer e.statusMu.Unlock()
+	e.statuses = status.Compute(status.Input{
+		Table:    p.table,
+		BaseURL:  e.baseURL,
+		Resolved: p.resolved,
+		Ingress: func(kind string, o routing.Object) status.Ingress {
+			k := kindBroker
+			if kind == resolve.KindChannel {
+				k = kindChannel
+			}
+			if e.stopped {
+				return status.Ingress{Reason: "ShuttingDown", Message: "the runtime is shutting down"}
+			}
+			if programmed[namesFor(k, o).id] {
+				return status.Ingress{Ready: true}
+			}
+			return status.Ingress{}
+		},
+		Previous: e.statuses,
+		Now:      time.Now(),
+	})
+}
+
+// Shutdown drains the engine: ingresses stop accepting, the pull loops stop,
+// deliveries in progress get until shortly before ctx's deadline to finish
+// and are then abandoned (their messages stay in JetStream), and NATS stops
+// after writing what it holds.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.started || e.stopped {
+		return nil
+	}
+	e.stopped = true
+	e.accepting.Store(false)
+	e.ready.Store(false)
+	e.refreshStatus()
+	e.log.Info("shutting down")
+	return e.closeAll(ctx)
+}
+
+func (e *Engine) closeAll(ctx context.Context) error {
+	e.accepting.Store(false)
+	var errs []error
+	// Stop taking requests; requests in progress finish (an ingress waits at
+	// most PublishTimeout for JetStream).
+	if e.httpServer != nil {
+		hctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout+time.Second)
+		if err := e.httpServer.Shutdown(hctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the HTTP server: %w", err))
+			_ = e.httpServer.Close()
+		}
+		cancel()
+	} else if e.listener != nil {
+		_ = e.listener.Close()
+	}
+	for _, pl := range e.pipelines {
+		for _, s := range pl.stages() {
+			s.stop()
+		}
+	}
+	// Give deliveries in progress until shortly before the deadline.
+	grace := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		grace, cancel = context.WithDeadline(ctx, deadline.Add(-time.Second))
+		defer cancel()
+	}
+	if err := e.waitStages(grace); err != nil {
+		// Abandon what is left: those messages stay in JetStream.
+		e.log.Warn("abandoning deliveries still in progress", "error", err)
+	}
+	if e.cancelWork != nil {
+		e.cancelWork()
+	}
+	if err := e.waitStages(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("deliveries still in progress at the deadline: %w", err))
+	}
+	if e.nc != nil {
+		// Acknowledgements are buffered; send them before closing.
+		if err := e.nc.FlushTimeout(time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("flushing NATS: %w", err))
+		}
+		e.nc.Close()
+	}
+	if e.server != nil {
+		if err := e.server.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) waitStages(ctx context.Context) error {
+	for _, pl := range e.pipelines {
+		for _, s := range pl.stages() {
+			if err := s.wait(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
+)
+
+// headerAccepted carries, through every stage, the time (Unix nanoseconds)
+// the ingress accepted an event, for the delivery latency histogram.
+// cehttp ignores headers that are not CloudEvents attributes.
+const headerAccepted = "knc-accepted"
+
+// ExtensionTTL is the CloudEvents extension that bounds reply loops.
+const ExtensionTTL = "knativebrokerttl"
+
+// forward copies msg to subject: the same event, byte for byte, with the
+// headers JetStream set for the original removed.
+func forward(msg jetstream.Msg, subject string) *nats.Msg {
+	in := msg.Headers()
+	h := make(nats.Header, len(in))
+	for k, v := range in {
+		if strings.HasPrefix(k, "Nats-") {
+			continue
+		}
+		h[k] = v
+	}
+	return &nats.Msg{Subject: subject, Header: h, Data: msg.Data()}
+}
+
+// eventOf reads the event stored in msg.
+func eventOf(msg jetstream.Msg) (*event.Event, error) {
+	return cehttp.FromNATS(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+}
+
+func stamp(m *nats.Msg, accepted time.Time) {
+	if m.Header == nil {
+		m.Header = nats.Header{}
+	}
+	m.Header[headerAccepted] = []string{strconv.FormatInt(accepted.UnixNano(), 10)}
+}
+
+func acceptedAt(h nats.Header) (time.Time, bool) {
+	v := h[headerAccepted]
+	if len(v) == 0 {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, n), true
+}
+
+// ttlOf returns the knativebrokerttl of e, when it has a valid one.
+func ttlOf(e *event.Event) (int32, bool) {
+	v, ok := e.Extensions()[ExtensionTTL]
+	if !ok {
+		return 0, false
+	}
+	n, err := types.ToInteger(v)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// msgID names a message published because of msg, for deduplication.
+func msgID(kind string, msg jetstream.Msg, meta *jetstream.MsgMetadata, suffix string) string {
+	return fmt.Sprintf("%s:%s:%d:%s", kind, meta.Stream, meta.Sequence.Stream, suffix)
+}
+
+// publishAll publishes msgs and waits until JetStream stored all of them.
+func (e *Engine) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string) error {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout)
+	defer cancel()
+	if len(msgs) == 1 {
+		_, err := e.js.PublishMsg(ctx, msgs[0], jetstream.WithMsgID(ids[0]))
+		return err
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	for i, m := range msgs {
+		f, err := e.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
+		if err != nil {
+			return fmt.Errorf("publishing to %s: %w", m.Subject, err)
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publishing to %s: %w", f.Msg().Subject, err)
+		case <-ctx.Done():
+			return fmt.Errorf("publishing to %s: %w", f.Msg().Subject, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// settle acknowledges or rejects a message, logging what cannot be told to
+// JetStream: the message then comes back after AckWait.
+func (e *Engine) settle(err error, what string, msg jetstream.Msg) {
+	if err != nil {
+		e.log.Warn("could not "+what+" a message; it will be redelivered", "subject", msg.Subject(), "error", err)
+	}
+}
+
+func nakAfter(msg jetstream.Msg, d time.Duration) error {
+	if d <= 0 {
+		return msg.Nak()
+	}
+	return msg.NakWithDelay(d)
+}

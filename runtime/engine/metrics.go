@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Reasons an event is dropped, the reason label of knc_events_dropped_total.
+const (
+	dropNoDeadLetterSink   = "no-dead-letter-sink"  // delivery failed and there is no sink
+	dropDeadLetterFailed   = "dead-letter-failed"   // delivery to the sink failed too
+	dropTTL                = "ttl"                  // a reply would have exceeded the TTL
+	dropNoReplyDestination = "no-reply-destination" // a Subscription without reply got a reply
+	dropUnrouted           = "unrouted"             // its Trigger or Subscription was deleted
+	dropUnreadable         = "unreadable"           // the stored message is not an event
+)
+
+// metrics are the runtime's Prometheus metrics. Events are labelled by the
+// Broker or Channel they entered, never by anything per event.
+type metrics struct {
+	registry        *prometheus.Registry
+	accepted        *prometheus.CounterVec
+	rejected        *prometheus.CounterVec
+	delivered       *prometheus.CounterVec
+	retried         *prometheus.CounterVec
+	deadLettered    *prometheus.CounterVec
+	dropped         *prometheus.CounterVec
+	attemptDuration *prometheus.HistogramVec
+	latency         *prometheus.HistogramVec
+}
+
+var sourceLabels = []string{"namespace", "kind", "name"}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		registry: reg,
+		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_events_accepted_total",
+			Help: "Events stored by an ingress and answered 202.",
+		}, sourceLabels),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_ingress_rejected_total",
+			Help: "Ingress requests not accepted, by HTTP status code.",
+		}, []string{"code"}),
+		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_events_delivered_total",
+			Help: "Deliveries a subscriber accepted (one per matching Trigger or Subscription).",
+		}, sourceLabels),
+		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_delivery_retries_total",
+			Help: "Failed delivery attempts scheduled for a retry.",
+		}, sourceLabels),
+		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_events_dead_lettered_total",
+			Help: "Deliveries that failed and were accepted by the dead-letter sink.",
+		}, sourceLabels),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "knc_events_dropped_total",
+			Help: "Events or deliveries given up, by reason.",
+		}, append(sourceLabels, "reason")),
+		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "knc_delivery_attempt_duration_seconds",
+			Help:    "Duration of one HTTP delivery attempt, whatever its outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, sourceLabels),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "knc_delivery_latency_seconds",
+			Help:    "Time from an event's acceptance by the ingress to its successful delivery, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}, sourceLabels),
+	}
+	reg.MustRegister(m.accepted, m.rejected, m.delivered, m.retried, m.deadLettered, m.dropped, m.attemptDuration, m.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// sourceMetrics are the metrics of one Broker or Channel, bound once so that
+// the hot path does no label lookups.
+type sourceMetrics struct {
+	labels                                     []string
+	accepted, delivered, retried, deadLettered prometheus.Counter
+	attemptDuration, latency                   prometheus.Observer
+	dropped                                    *prometheus.CounterVec
+}
+
+func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
+	l := []string{o.Namespace, kind.String(), o.Name}
+	return &sourceMetrics{
+		labels:          l,
+		accepted:        m.accepted.WithLabelValues(l...),
+		delivered:       m.delivered.WithLabelValues(l...),
+		retried:         m.retried.WithLabelValues(l...),
+		deadLettered:    m.deadLettered.WithLabelValues(l...),
+		attemptDuration: m.attemptDuration.WithLabelValues(l...),
+		latency:         m.latency.WithLabelValues(l...),
+		dropped:         m.dropped,
+	}
+}
+
+func (s *sourceMetrics) drop(reason string) {
+	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Inc()
+}
+
+func (m *metrics) reject(code int) {
+	m.rejected.WithLabelValues(strconv.Itoa(code)).Inc()
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Defaults of Options.
+const (
+	DefaultHTTPAddr            = "127.0.0.1:8080"
+	DefaultMaxBodyBytes        = 4 << 20
+	DefaultTTL                 = 255
+	DefaultAckWait             = 15 * time.Second
+	DefaultAttemptTimeout      = 30 * time.Second
+	DefaultPublishTimeout      = 5 * time.Second
+	DefaultDeliveryConcurrency = 128
+	DefaultRouteConcurrency    = 32
+	DefaultMaxAckPending       = 20000
+	DefaultShutdownTimeout     = 10 * time.Second
+)
+
+// Options configure an Engine. Only Table and DataDir are required.
+type Options struct {
+	// Table is the routing table to serve.
+	Table *routing.Table
+	// HTTPAddr is the listen address of the one HTTP listener that serves
+	// every ingress, /status, /metrics, /healthz and /readyz. Port 0 picks a
+	// free port; Engine.URL tells which.
+	HTTPAddr string
+	// Listener, when set, is used instead of listening on HTTPAddr.
+	Listener net.Listener
+	// DataDir holds the JetStream files. Events accepted but not yet
+	// delivered survive a restart with the same DataDir.
+	DataDir string
+	// MaxBodyBytes bounds an ingress request's body; larger ones get 413.
+	MaxBodyBytes int64
+	// DefaultTTL is the knativebrokerttl a Broker's ingress gives an event
+	// that has none; each reply re-enqueued decrements it.
+	DefaultTTL int32
+	// AckWait is how long a message handed to a stage stays claimed before
+	// JetStream offers it again: after a crash, how long undelivered events
+	// wait. Attempts that take longer report progress to keep their claim.
+	AckWait time.Duration
+	// AttemptTimeout bounds a delivery attempt whose delivery options set no
+	// timeout.
+	AttemptTimeout time.Duration
+	// PublishTimeout bounds waiting for JetStream to acknowledge a store;
+	// an ingress answers 503 when it expires.
+	PublishTimeout time.Duration
+	// DeliveryConcurrency bounds the deliveries in progress per Broker or
+	// Channel; RouteConcurrency bounds the events being routed.
+	DeliveryConcurrency int
+	RouteConcurrency    int
+	// MaxAckPending bounds the deliveries per Broker or Channel that are in
+	// progress or waiting for a retry.
+	MaxAckPending int
+	// MaxStoreBytes caps JetStream's file storage; 0 lets NATS choose. When
+	// it is full, ingresses answer 503.
+	MaxStoreBytes int64
+	// NATSAddr, when set, also serves NATS clients over TCP there.
+	NATSAddr string
+	// ShutdownTimeout bounds the graceful drain of Run.
+	ShutdownTimeout time.Duration
+	// NewResolver returns the Resolver for a table served at baseURL; nil
+	// resolves with resolve.NewLocal.
+	NewResolver func(t *routing.Table, baseURL string) (resolve.Resolver, error)
+	// Logger receives the runtime's logs; nil discards them.
+	Logger *slog.Logger
+	// Registry receives the metrics; nil creates one. The global registry
+	// is never used.
+	Registry *prometheus.Registry
+}
+
+func (o *Options) setDefaults() error {
+	if o.Table == nil {
+		return errors.New("engine: a routing table is required")
+	}
+	if o.DataDir == "" {
+		return errors.New("engine: a data directory is required")
+	}
+	if o.HTTPAddr == "" {
+		o.HTTPAddr = DefaultHTTPAddr
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.DefaultTTL <= 0 {
+		o.DefaultTTL = DefaultTTL
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = DefaultAckWait
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if o.PublishTimeout <= 0 {
+		o.PublishTimeout = DefaultPublishTimeout
+	}
+	if o.DeliveryConcurrency <= 0 {
+		o.DeliveryConcurrency = DefaultDeliveryConcurrency
+	}
+	if o.RouteConcurrency <= 0 {
+		o.RouteConcurrency = DefaultRouteConcurrency
+	}
+	if o.MaxAckPending <= 0 {
+		o.MaxAckPending = DefaultMaxAckPending
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.NewResolver == nil {
+		o.NewResolver = func(t *routing.Table, baseURL string) (resolve.Resolver, error) {
+			return resolve.NewLocal(t, baseURL)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	return o.Table.Validate()
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Consumer names; each stream has its own namespace of consumers.
+const (
+	consumerRoute    = "route"
+	consumerDispatch = "dispatch"
+	consumerUnpark   = "unpark"
+)
+
+// duplicateWindow is how long JetStream remembers message IDs. A stage that
+// publishes and then fails to acknowledge what it consumed publishes again
+// when the message comes back; within this window the second publish is
+// discarded instead of becoming a second delivery.
+const duplicateWindow = 30 * time.Second
+
+// pipeline is the running data plane of one Broker or Channel: the route
+// stage reads its ingress stream, the dispatch stage the active subjects of
+// its delivery stream, and the unpark stage the held events of targets that
+// have become ready.
+type pipeline struct {
+	id       string
+	route    *stage
+	dispatch *stage
+	unpark   *stage
+	// holdFilter is the unpark consumer's current filter.
+	holdFilter []string
+}
+
+func (p *pipeline) stages() []*stage {
+	var out []*stage
+	for _, s := range []*stage{p.route, p.dispatch, p.unpark} {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ensureStreams creates or updates the streams of src. Both are work queues:
+// a message is removed once consumed and acknowledged, so their size is the
+// backlog. Discarding new messages when full (rather than old ones) makes a
+// full store refuse what it cannot keep instead of losing what it kept.
+func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
+	common := jetstream.StreamConfig{
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    jetstream.FileStorage,
+		Discard:    jetstream.DiscardNew,
+		Duplicates: duplicateWindow,
+		MaxMsgs:    -1,
+		MaxBytes:   -1,
+		MaxAge:     0,
+	}
+	in := common
+	in.Name = src.names.inStream
+	in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
+	in.Subjects = []string{src.names.in}
+	out := common
+	out.Name = src.names.outStream
+	out.Description = fmt.Sprintf("deliveries of %s %s", src.kind, src.obj.Key())
+	out.Subjects = src.names.outSubjects()
+	for _, cfg := range []jetstream.StreamConfig{in, out} {
+		if _, err := e.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("setting up stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) consumerConfig(name string, filters []string, maxAckPending int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:        name,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        e.opts.AckWait,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		FilterSubjects: filters,
+		// Retries are counted by the stages from NumDelivered; JetStream
+		// itself never gives up on a message.
+		MaxDeliver:    -1,
+		MaxAckPending: maxAckPending,
+	}
+}
+
+// newPipeline sets up the streams and the route and dispatch consumers of
+// src and returns its stages, not yet started.
+func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error) {
+	if err := e.ensureStreams(ctx, src); err != nil {
+		return nil, err
+	}
+	id := src.names.id
+	log := e.log.With(src.kind.String(), src.obj.Key())
+	route, err := e.js.CreateOrUpdateConsumer(ctx, src.names.inStream,
+		e.consumerConfig(consumerRoute, []string{src.names.in}, 4*e.opts.RouteConcurrency))
+	if err != nil {
+		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, src.names.inStream, err)
+	}
+	dispatch, err := e.js.CreateOrUpdateConsumer(ctx, src.names.outStream,
+		e.consumerConfig(consumerDispatch, []string{src.names.prefix + stageSend + ".*", src.names.prefix + stageDead + ".*"}, e.opts.MaxAckPending))
+	if err != nil {
+		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerDispatch, src.names.outStream, err)
+	}
+	p := &pipeline{
+		id: id,
+		route: newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+			e.routeMsg(ctx, id, m)
+		}),
+		dispatch: newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+			e.dispatchMsg(ctx, id, m)
+		}),
+	}
+	if err := e.updateUnpark(ctx, p, src); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// updateUnpark makes the unpark consumer of p follow the hold subjects of the
+// targets of src that are ready. A consumer whose filter changes is
+// recreated rather than updated: an updated consumer would skip the held
+// messages older than its position.
+func (e *Engine) updateUnpark(ctx context.Context, p *pipeline, src *source) error {
+	filter := src.holdFilter()
+	if p.unpark != nil && slices.Equal(filter, p.holdFilter) {
+		return nil
+	}
+	if p.unpark != nil {
+		p.unpark.stop()
+		p.unpark = nil
+	}
+	p.holdFilter = nil
+	err := e.js.DeleteConsumer(ctx, src.names.outStream, consumerUnpark)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("removing consumer %s of %s: %w", consumerUnpark, src.names.outStream, err)
+	}
+	if len(filter) == 0 {
+		return nil
+	}
+	cons, err := e.js.CreateConsumer(ctx, src.names.outStream, e.consumerConfig(consumerUnpark, filter, e.opts.MaxAckPending))
+	if err != nil {
+		return fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, src.names.outStream, err)
+	}
+	id := src.names.id
+	p.unpark = newStage("unpark", cons, e.opts.RouteConcurrency, e.log.With(src.kind.String(), src.obj.Key()), func(ctx context.Context, m jetstream.Msg) {
+		e.unparkMsg(ctx, id, m)
+	})
+	p.holdFilter = filter
+	return nil
+}

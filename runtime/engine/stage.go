@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// fetchWait is how long one pull request waits for messages. Pull requests
+// are cheap; a shorter wait only costs idle requests.
+const fetchWait = 10 * time.Second
+
+// stage pulls the messages of one consumer and processes each in its own
+// goroutine, with at most capacity in progress. It pulls exactly as many
+// messages as it has free slots, so no message waits in a client buffer
+// while its AckWait runs out.
+type stage struct {
+	name     string
+	consumer jetstream.Consumer
+	process  func(context.Context, jetstream.Msg)
+	log      *slog.Logger
+
+	slots   chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+	workers sync.WaitGroup
+}
+
+func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
+	return &stage{
+		name:     name,
+		consumer: consumer,
+		process:  process,
+		log:      log.With("stage", name),
+		slots:    make(chan struct{}, capacity),
+		done:     make(chan struct{}),
+	}
+}
+
+// start runs the pull loop until stop. Messages are processed with work,
+// which is cancelled only when in-flight work must be abandoned.
+func (s *stage) start(work context.Context) {
+	if s.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.loop(ctx, work)
+}
+
+func (s *stage) loop(ctx, work context.Context) {
+	defer close(s.done)
+	for {
+		// Wait for one free slot, then take every other free one.
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	fill:
+		for n < cap(s.slots) {
+			select {
+			case s.slots <- struct{}{}:
+				n++
+			default:
+				break fill
+			}
+		}
+		fetchCtx, cancelFetch := context.WithTimeout(ctx, fetchWait)
+		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx))
+		if err != nil {
+			cancelFetch()
+			s.release(n)
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("pulling messages failed", "error", err)
+			s.pause(ctx)
+			continue
+		}
+		received := 0
+		for msg := range batch.Messages() {
+			received++
+			if ctx.Err() != nil {
+				// Stopping: hand the message back at once rather than
+				// after AckWait.
+				_ = msg.Nak()
+				s.release(1)
+				continue
+			}
+			s.workers.Add(1)
+			go func() {
+				defer s.workers.Done()
+				defer s.release(1)
+				s.process(work, msg)
+			}()
+		}
+		cancelFetch()
+		s.release(n - received)
+		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			s.log.Warn("pulling messages failed", "error", err)
+			s.pause(ctx)
+		}
+	}
+}
+
+func (s *stage) release(n int) {
+	for range n {
+		<-s.slots
+	}
+}
+
+func (s *stage) pause(ctx context.Context) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// stop ends the pull loop; messages in progress go on.
+func (s *stage) stop() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+}
+
+// wait waits for the messages in progress, or for ctx to end.
+func (s *stage) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
