@@ -62,7 +62,9 @@ func Load(opts Options) (*Result, error) {
 	}
 	abs := make([]string, len(paths))
 	for i, p := range paths {
-		if !filepath.IsAbs(p) {
+		// Relative paths stay relative when they are relative to the
+		// working directory, so that errors name them as the user did.
+		if !filepath.IsAbs(p) && opts.Dir != "" {
 			p = filepath.Join(dir, p)
 		}
 		abs[i] = filepath.Clean(p)
@@ -73,7 +75,10 @@ func Load(opts Options) (*Result, error) {
 		cfgFile = filepath.Join(dir, cfgFile)
 	}
 	if cfgFile == "" {
-		start := abs[0]
+		start, err := filepath.Abs(abs[0])
+		if err != nil {
+			return nil, err
+		}
 		if info, err := os.Stat(start); err == nil && !info.IsDir() {
 			start = filepath.Dir(start)
 		}
@@ -103,7 +108,11 @@ func Load(opts Options) (*Result, error) {
 		base = filepath.Dir(cfgFile)
 		excludes = append(excludes, res.Config.Exclude...)
 	}
-	files, err := load.Files(load.Options{Paths: abs, Exclude: excludes, Base: base, Skip: []string{filepath.Clean(cfgFile)}})
+	var skip []string
+	if cfgFile != "" {
+		skip = []string{filepath.Clean(cfgFile)}
+	}
+	files, err := load.Files(load.Options{Paths: abs, Exclude: excludes, Base: base, Skip: skip})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/knc-dev/knc/compiler/diag"
@@ -69,6 +70,10 @@ var knativeKinds = map[string]string{
 func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	var diags diag.List
 	group := model.Group(doc.APIVersion)
+	if group == project.Group && doc.Kind == project.Kind {
+		// Another project's config, or a copy of this one: not a manifest.
+		return nil, nil
+	}
 	obj := model.New(doc.APIVersion, doc.Kind)
 	if obj == nil {
 		if g, ok := knativeKinds[doc.Kind]; ok && g == group {
@@ -79,10 +84,27 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	}
 	diags = load.Decode(doc, obj)
 	for _, e := range obj.Validate(c.features) {
-		diags.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+		if !reported(diags, e.Path) {
+			diags.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+		}
 	}
 	obj.SetDefaults(c.defaults)
 	return &model.Entry{Key: model.KeyOf(obj), Doc: doc, Object: obj}, diags
+}
+
+// reported says whether decoding already reported a problem at path, above
+// it, or at a field directly below it. Validation then sees a zero value
+// there, and would only repeat the same problem in other words.
+func reported(decodeDiags diag.List, path string) bool {
+	for _, d := range decodeDiags {
+		if d.Path == path || strings.HasPrefix(path, d.Path+".") || strings.HasPrefix(path, d.Path+"[") {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(d.Path, path); ok && len(rest) > 0 && (rest[0] == '.' || rest[0] == '[') && !strings.ContainsAny(rest[1:], ".[") {
+			return true
+		}
+	}
+	return false
 }
 
 // clusterScoped lists common kinds that have no namespace.

@@ -26,7 +26,8 @@ func (c *checker) references(set *model.Set) diag.List {
 		diags.Add(entry.Doc.PosOf(path), path, "%s %q not found in namespace %q: define it in the repository, fix the reference, or declare it under external in knc.yaml", kindName(key), key.Name, key.Namespace)
 	}
 	ref := func(entry *model.Entry, path string, r *model.KReference) {
-		if r != nil {
+		// An incomplete reference is already reported by validation.
+		if r != nil && r.Kind != "" && r.Name != "" && r.APIVersion != "" {
 			resolve(entry, path, model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
 		}
 	}

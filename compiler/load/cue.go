@@ -60,7 +60,16 @@ func (c *chunk) addCUEObject(v cue.Value) {
 func (c *chunk) addCUEErrors(err error) {
 	for _, e := range cueerrors.Errors(err) {
 		pos := diag.Pos{File: c.file}
-		if p := e.Position(); p.IsValid() {
+		p := e.Position()
+		if !p.IsValid() {
+			for _, in := range e.InputPositions() {
+				if in.IsValid() && in.Filename() == c.file {
+					p = in
+					break
+				}
+			}
+		}
+		if p.IsValid() {
 			pos = diag.Pos{File: c.file, Line: p.Line(), Column: p.Column()}
 		}
 		format, args := e.Msg()

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,7 +74,7 @@ func Files(opts Options) ([]string, error) {
 				}
 				return nil
 			}
-			if manifestExt[filepath.Ext(file)] && !slices.Contains(opts.Skip, filepath.Clean(file)) {
+			if manifestExt[filepath.Ext(file)] && !slices.Contains(opts.Skip, absPath(file)) {
 				files = append(files, file)
 			}
 			return nil
@@ -98,7 +99,7 @@ func Excluded(patterns []string, base, file string) bool {
 	}
 	rel := file
 	if base != "" {
-		if r, err := filepath.Rel(base, file); err == nil {
+		if r, err := filepath.Rel(base, absPath(file)); err == nil {
 			rel = r
 		}
 	}
@@ -111,6 +112,14 @@ func Excluded(patterns []string, base, file string) bool {
 		}
 	}
 	return false
+}
+
+func absPath(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return filepath.Clean(file)
+	}
+	return abs
 }
 
 // Load reads every manifest under opts.Paths. I/O errors (a missing path, an
@@ -231,6 +240,10 @@ func (c *chunk) parseYAML() {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(c.text, &root); err != nil {
+		if filepath.Ext(c.file) == ".json" {
+			c.diags = append(c.diags, jsonError(c.file, c.text, err))
+			return
+		}
 		c.diags = append(c.diags, yamlError(c.file, c.offset, err))
 		return
 	}
@@ -329,6 +342,23 @@ func yamlError(file string, offset int, err error) diag.Diagnostic {
 		pos.Line, pos.Column = line+offset, 1
 	}
 	return diag.Diagnostic{Pos: pos, Message: "invalid YAML: " + msg}
+}
+
+// jsonError reports a JSON syntax error at its line and column, which
+// encoding/json knows and the YAML parser does not.
+func jsonError(file string, src []byte, yamlErr error) diag.Diagnostic {
+	var x any
+	err := json.Unmarshal(src, &x)
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) {
+		d := yamlError(file, 0, yamlErr)
+		d.Message = strings.Replace(d.Message, "invalid YAML", "invalid JSON", 1)
+		return d
+	}
+	before := src[:min(int(syntax.Offset), len(src))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(syntax.Offset) - bytes.LastIndexByte(before, '\n') - 1
+	return diag.Diagnostic{Pos: diag.Pos{File: file, Line: line, Column: max(col, 1)}, Message: "invalid JSON: " + syntax.Error()}
 }
 
 // parallel runs fn for 0..n-1 on GOMAXPROCS workers.

@@ -30,7 +30,7 @@ type SubscriptionsAPIFilter struct {
 	All    []SubscriptionsAPIFilter `json:"all,omitempty"`
 	Any    []SubscriptionsAPIFilter `json:"any,omitempty"`
 	Not    *SubscriptionsAPIFilter  `json:"not,omitempty"`
-	CESQL  string                   `json:"cesql,omitempty"`
+	CESQL  *string                  `json:"cesql,omitempty"`
 }
 
 // TriggerStatus is a Trigger's observed state.

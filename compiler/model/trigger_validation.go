@@ -38,7 +38,7 @@ func validateFilter(errs *FieldErrors, path string, f *SubscriptionsAPIFilter) {
 		set  bool
 	}{
 		{"exact", f.Exact != nil}, {"prefix", f.Prefix != nil}, {"suffix", f.Suffix != nil},
-		{"all", f.All != nil}, {"any", f.Any != nil}, {"not", f.Not != nil}, {"cesql", f.CESQL != ""},
+		{"all", f.All != nil}, {"any", f.Any != nil}, {"not", f.Not != nil}, {"cesql", f.CESQL != nil},
 	} {
 		if d.set {
 			dialects = append(dialects, d.name)
@@ -86,8 +86,8 @@ func validateFilter(errs *FieldErrors, path string, f *SubscriptionsAPIFilter) {
 	if f.Not != nil {
 		validateFilter(errs, path+".not", f.Not)
 	}
-	if f.CESQL != "" {
-		validateCESQL(errs, path+".cesql", f.CESQL)
+	if f.CESQL != nil {
+		validateCESQL(errs, path+".cesql", *f.CESQL)
 	}
 }
 

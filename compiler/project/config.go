@@ -73,7 +73,8 @@ type NATSRuntime struct {
 const (
 	DefaultNamespace     = "default"
 	DefaultClusterDomain = "cluster.local"
-	APIVersion           = "config.knc.dev/v1alpha1"
+	Group                = "config.knc.dev"
+	APIVersion           = Group + "/v1alpha1"
 	Kind                 = "Config"
 )
 

@@ -231,7 +231,10 @@ func setsAny(d *model.DeliverySpec) bool {
 func filters(in []model.SubscriptionsAPIFilter) []routing.Filter {
 	out := make([]routing.Filter, len(in))
 	for i, f := range in {
-		out[i] = routing.Filter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix, CESQL: f.CESQL}
+		out[i] = routing.Filter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix}
+		if f.CESQL != nil {
+			out[i].CESQL = *f.CESQL
+		}
 		if f.All != nil {
 			out[i].All = filters(f.All)
 		}
