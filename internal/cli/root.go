@@ -89,6 +89,7 @@ embedded NATS JetStream server.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newValidateCmd(),
+		newRunCmd(),
 	)
 	return root
 }

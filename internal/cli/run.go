@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// compileRoutingTable compiles manifests into a routing table in memory for
+// `knc run PATH...`. It is nil until the compiler provides it.
+var compileRoutingTable func(ctx context.Context, paths []string) (*routing.Table, error)
+
+type runFlags struct {
+	table           string
+	httpAddr        string
+	dataDir         string
+	maxBodyBytes    int64
+	ackWait         time.Duration
+	maxStoreBytes   int64
+	natsAddr        string
+	shutdownTimeout time.Duration
+	logFormat       string
+	logLevel        string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [PATH...]",
+		Short: "Serve the compiled routes locally on an embedded NATS JetStream",
+		Long: `Run serves Brokers and Channels on one HTTP listener and delivers their
+events to Triggers and Subscriptions, as Knative Eventing would, with an
+embedded NATS JetStream server as the durable store. Nothing else is needed:
+no cluster, no NATS installation.
+
+The routes come from a routing table written by 'knc build' (--table).
+
+Each Broker is served at /brokers/NAMESPACE/NAME and each Channel at
+/channels/NAMESPACE/NAME. An event is answered 202 only once it is stored;
+events accepted but not yet delivered are delivered after a restart with the
+same --data-dir, which defaults to .knc-data in the current directory so
+that a restart finds them. The listener also serves:
+
+  /status    the Knative status of every object, as JSON
+  /metrics   Prometheus metrics
+  /healthz   liveness
+  /readyz    readiness: every route is set up
+
+Run logs to stderr and prints one line there once it is ready. SIGHUP
+reloads the table: new routes apply to events not yet routed, and nothing
+accepted is lost. SIGINT or SIGTERM drains within --shutdown-timeout and
+exits 0; what is not delivered by then stays stored.
+
+The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
+usage or I/O error.`,
+		Example: `  # Serve a table built by 'knc build'.
+  knc run --table build/routing-table.json
+
+  # Listen on every interface, keep the data elsewhere, log JSON.
+  knc run --table routes.json --http-addr 0.0.0.0:8080 --data-dir /var/lib/knc --log-format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, args, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.table, "table", "", "routing table `FILE` written by knc build")
+	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
+	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store; reuse it to keep undelivered events across restarts")
+	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
+	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
+	fl.Int64Var(&f.maxStoreBytes, "max-store-bytes", 0, "cap on JetStream file storage; when full, ingresses answer 503 (0: NATS's default)")
+	fl.StringVar(&f.natsAddr, "nats-addr", "", "also serve NATS clients at `HOST:PORT`, to inspect the streams (default: no port)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", engine.DefaultShutdownTimeout, "bound on the graceful drain at SIGTERM")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
+	log, err := newLogger(cmd.ErrOrStderr(), f.logFormat, f.logLevel)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	load := func() (*routing.Table, error) { return loadRunTable(ctx, args, f.table) }
+	table, err := load()
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(engine.Options{
+		Table:           table,
+		HTTPAddr:        f.httpAddr,
+		DataDir:         f.dataDir,
+		MaxBodyBytes:    f.maxBodyBytes,
+		AckWait:         f.ackWait,
+		MaxStoreBytes:   f.maxStoreBytes,
+		NATSAddr:        f.natsAddr,
+		ShutdownTimeout: f.shutdownTimeout,
+		Logger:          log,
+	})
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- eng.Run(ctx) }()
+	select {
+	case <-eng.Ready():
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving %s and %s on %s\n",
+			plural(len(table.Brokers), "broker"), plural(len(table.Channels), "channel"), eng.URL())
+		if url := eng.NATSURL(); url != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
+		}
+		return waitRun(ctx, eng, load, hup, runErr, log)
+	case err := <-runErr:
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		return nil
+	}
+}
+
+// waitRun serves until Run returns, reloading the table on SIGHUP.
+func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Table, error), hup <-chan os.Signal, runErr <-chan error, log *slog.Logger) error {
+	for {
+		select {
+		case <-hup:
+			table, err := load()
+			if err == nil {
+				err = eng.Reload(ctx, table)
+			}
+			if err != nil {
+				log.Error("reload failed; the previous routing table stays in force", "error", err)
+			}
+		case err := <-runErr:
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			return nil
+		}
+	}
+}
+
+// loadRunTable returns the table to serve: decoded from tableFile, or
+// compiled from paths.
+func loadRunTable(ctx context.Context, paths []string, tableFile string) (*routing.Table, error) {
+	switch {
+	case tableFile != "" && len(paths) > 0:
+		return nil, usageError("give either PATH arguments or --table, not both")
+	case tableFile != "":
+		b, err := os.ReadFile(tableFile)
+		if err != nil {
+			return nil, &exitError{code: exitTrouble, err: err}
+		}
+		t, err := routing.Decode(b)
+		if err != nil {
+			return nil, &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", tableFile, err)}
+		}
+		return t, nil
+	case len(paths) > 0:
+		if compileRoutingTable == nil {
+			return nil, usageError("compiling manifests is not available in knc run yet: run 'knc build' and pass the routing table with --table")
+		}
+		t, err := compileRoutingTable(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	default:
+		return nil, usageError("nothing to serve: pass a routing table with --table FILE")
+	}
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, usageError("--log-format %q: want text or json", format)
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,9 @@
+// Package e2e tests knc's runtime from the outside: it builds the real knc
+// binary, starts `knc run` as a subprocess on loopback, sends CloudEvents
+// over HTTP and watches what real HTTP subscribers receive, /status and
+// /metrics report, and what survives SIGTERM and SIGKILL.
+//
+// It imports runtime/routing only to write the routing tables it serves; it
+// must not import the engine, the compiler, cuelang.org/go or
+// sigs.k8s.io/kustomize.
+package e2e
