@@ -82,11 +82,11 @@ func compileFilter(f *routing.Filter, path string) (condition, error) {
 	}
 	if f.All != nil {
 		dialects = append(dialects, "all")
-		c, err = compileList(condAll, f.All, path+".all")
+		c, err = compileList(condAll, f.All, path, "all")
 	}
 	if f.Any != nil {
 		dialects = append(dialects, "any")
-		c, err = compileList(condAny, f.Any, path+".any")
+		c, err = compileList(condAny, f.Any, path, "any")
 	}
 	if f.Not != nil {
 		dialects = append(dialects, "not")
@@ -123,11 +123,11 @@ func compileAttributeMap(kind condKind, m map[string]string, label string) condi
 	return all
 }
 
-func compileList(kind condKind, filters []routing.Filter, path string) (condition, error) {
+func compileList(kind condKind, filters []routing.Filter, path, dialect string) (condition, error) {
 	c := condition{kind: kind, label: path}
 	var errs []error
 	for i := range filters {
-		child, err := compileFilter(&filters[i], fmt.Sprintf("%s[%d]", path, i))
+		child, err := compileFilter(&filters[i], fmt.Sprintf("%s.%s[%d]", path, dialect, i))
 		errs = append(errs, err)
 		c.children = append(c.children, child)
 	}
