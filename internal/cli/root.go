@@ -90,6 +90,7 @@ embedded NATS JetStream server.`,
 		newVersionCmd(),
 		newValidateCmd(),
 		newRunCmd(),
+		newRouteCmd(),
 	)
 	return root
 }
