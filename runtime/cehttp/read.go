@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -165,34 +164,45 @@ func parseBinaryHeaders(h http.Header) (*event.Event, error) {
 		}
 		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q is", got, event.CloudEventsVersionV1), nil)
 	}
-	ec := &event.EventContextV1{}
+	// One allocation holds the event, its context and the values its
+	// optional attributes point to.
+	b := new(binaryEvent)
+	b.event.Context = &b.context
 	for key, values := range h {
 		if len(values) == 0 {
 			continue
 		}
 		value := values[0]
 		if key == headerContentType {
-			if ct := strings.TrimSpace(value); ct != "" {
-				ec.DataContentType = &ct
+			if b.contentType = strings.TrimSpace(value); b.contentType != "" {
+				b.context.DataContentType = &b.contentType
 			}
 			continue
 		}
 		if len(key) < len(headerPrefix) || key[:len(headerPrefix)] != headerPrefix {
 			continue
 		}
-		if err := setBinaryAttribute(ec, key[len(headerPrefix):], value); err != nil {
+		if err := b.set(key[len(headerPrefix):], value); err != nil {
 			return nil, err
 		}
 	}
-	if err := validateContext(ec); err != nil {
+	if err := validateContext(&b.context); err != nil {
 		return nil, err
 	}
-	return &event.Event{Context: ec}, nil
+	return &b.event, nil
 }
 
-// setBinaryAttribute sets one attribute from a ce- header; name is the
-// canonical header name without its "Ce-" prefix.
-func setBinaryAttribute(ec *event.EventContextV1, name, value string) error {
+type binaryEvent struct {
+	event                event.Event
+	context              event.EventContextV1
+	contentType, subject string
+	time                 types.Timestamp
+}
+
+// set sets one attribute from a ce- header; name is the canonical header
+// name without its "Ce-" prefix.
+func (b *binaryEvent) set(name, value string) error {
+	ec := &b.context
 	switch name {
 	case "Specversion":
 		// Checked by the caller.
@@ -203,16 +213,16 @@ func setBinaryAttribute(ec *event.EventContextV1, name, value string) error {
 		}
 		ec.ID = id
 	case "Source":
-		u, err := url.Parse(value)
+		u, err := parseURL(value)
 		if err != nil {
 			return attrError("source", "is not a URI-reference", err)
 		}
-		ec.Source = types.URIRef{URL: *u}
+		ec.Source = types.URIRef{URL: u}
 	case "Type":
 		ec.Type = strings.TrimSpace(value)
 	case "Subject":
-		if s := strings.TrimSpace(value); s != "" {
-			ec.Subject = &s
+		if b.subject = strings.TrimSpace(value); b.subject != "" {
+			ec.Subject = &b.subject
 		}
 	case "Dataschema":
 		if s := strings.TrimSpace(value); s != "" {
@@ -228,7 +238,8 @@ func setBinaryAttribute(ec *event.EventContextV1, name, value string) error {
 			return attrError("time", "is not an RFC 3339 timestamp", err)
 		}
 		if !t.IsZero() {
-			ec.Time = &types.Timestamp{Time: t}
+			b.time.Time = t
+			ec.Time = &b.time
 		}
 	default:
 		ext, err := extensionName(name)
@@ -236,7 +247,7 @@ func setBinaryAttribute(ec *event.EventContextV1, name, value string) error {
 			return err
 		}
 		if ec.Extensions == nil {
-			ec.Extensions = make(map[string]any, 4)
+			ec.Extensions = make(map[string]any)
 		}
 		ec.Extensions[ext] = value
 	}
@@ -280,7 +291,7 @@ func validateContext(ec *event.EventContextV1) error {
 	if strings.TrimSpace(ec.ID) == "" {
 		return attrError("id", "is required", nil)
 	}
-	if strings.TrimSpace(ec.Source.String()) == "" {
+	if !hasText(&ec.Source.URL) {
 		return attrError("source", "is required", nil)
 	}
 	if strings.TrimSpace(ec.Type) == "" {
@@ -291,7 +302,7 @@ func validateContext(ec *event.EventContextV1) error {
 		if ct == "" {
 			return attrError("datacontenttype", "must not be empty", nil)
 		}
-		if _, _, err := mime.ParseMediaType(ct); err != nil {
+		if err := checkMediaType(ct); err != nil {
 			return attrError("datacontenttype", "is not a media type", err)
 		}
 	}
@@ -337,4 +348,13 @@ func unmarshalStructured(data []byte) (e *event.Event, err error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// hasText tells whether u's text has anything but white space, without
+// building it when it surely has.
+func hasText(u *url.URL) bool {
+	if u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Path != "" {
+		return true
+	}
+	return strings.TrimSpace(u.String()) != ""
 }
