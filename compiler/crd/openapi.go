@@ -636,4 +636,3 @@ func deepCopy(v any) any {
 	}
 	return v
 }
-
