@@ -60,6 +60,9 @@ func newAttribute(name string) attribute {
 type eventView struct {
 	event *event.Event
 	ctx   *event.EventContextV1
+	// specVersion is the version the event was sent as, which ctx no longer
+	// says for an event converted from another version.
+	specVersion string
 
 	source, time, dataSchema          string
 	haveSource, haveTime, haveDSchema bool
@@ -67,14 +70,14 @@ type eventView struct {
 
 func newEventView(e *event.Event) eventView {
 	if e == nil || e.Context == nil {
-		return eventView{event: e, ctx: &event.EventContextV1{}}
+		return eventView{event: e, ctx: &event.EventContextV1{}, specVersion: event.CloudEventsVersionV1}
 	}
 	if ctx, ok := e.Context.(*event.EventContextV1); ok {
-		return eventView{event: e, ctx: ctx}
+		return eventView{event: e, ctx: ctx, specVersion: event.CloudEventsVersionV1}
 	}
 	// Events of other spec versions are converted once; the runtime receives
 	// 1.0 events, so this path is rare.
-	return eventView{event: e, ctx: e.Context.AsV1()}
+	return eventView{event: e, ctx: e.Context.AsV1(), specVersion: e.Context.GetSpecVersion()}
 }
 
 // get returns the canonical string form of the attribute and whether the event
@@ -93,7 +96,7 @@ func (v *eventView) get(a attribute) (string, bool) {
 	case attrID:
 		return c.ID, true
 	case attrSpecVersion:
-		return event.CloudEventsVersionV1, true
+		return v.specVersion, true
 	case attrSubject:
 		if c.Subject == nil {
 			return "", false

@@ -113,7 +113,11 @@ func genTrigger(c chooser, i int) routing.Trigger {
 }
 
 func genEvent(c chooser) *event.Event {
-	e := event.New()
+	version := event.CloudEventsVersionV1
+	if c.intn(5) == 0 {
+		version = event.CloudEventsVersionV03
+	}
+	e := event.New(version)
 	e.SetID(genValues[c.intn(3)])
 	e.SetType(genTypes[c.intn(len(genTypes))])
 	e.SetSource(genSources[c.intn(len(genSources))])

@@ -2,6 +2,7 @@ package router
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +46,12 @@ func TestMatchSemantics(t *testing.T) {
 	if err := full.SetData("application/json", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
+
+	v03 := event.New(event.CloudEventsVersionV03)
+	v03.SetID("id-1")
+	v03.SetType("com.example.order.created")
+	v03.SetSource("https://shop.example/orders")
+	v03.SetExtension("region", "eu")
 
 	tests := []struct {
 		name    string
@@ -104,6 +111,9 @@ func TestMatchSemantics(t *testing.T) {
 		{"cesql false", trigger("t", routing.Filter{CESQL: "region = 'us'"}), full, false},
 		{"cesql evaluation error is no match", trigger("t", routing.Filter{CESQL: "missingattr = 'x'"}), full, false},
 		{"cesql non-Boolean result is no match", trigger("t", routing.Filter{CESQL: "1 + 1"}), full, false},
+		{"0.3 event: exact type", trigger("t", routing.Filter{Exact: map[string]string{"type": "com.example.order.created"}}), &v03, true},
+		{"0.3 event: specversion", trigger("t", routing.Filter{Exact: map[string]string{"specversion": "0.3"}}), &v03, true},
+		{"0.3 event: extension", legacy("t", map[string]string{"region": "eu", "source": "https://shop.example/orders"}), &v03, true},
 		{"not of a cesql evaluation error matches", trigger("t", routing.Filter{Not: &routing.Filter{CESQL: "missingattr = 'x'"}}), full, true},
 	}
 	for _, tt := range tests {
@@ -124,5 +134,53 @@ func TestMatchSemantics(t *testing.T) {
 				t.Errorf("Explain = %+v, want Matched %t", verdicts, tt.want)
 			}
 		})
+	}
+}
+
+// TestMatchConcurrently shares one Matcher between goroutines, as the
+// runtime does; run with -race.
+func TestMatchConcurrently(t *testing.T) {
+	triggers := []routing.Trigger{
+		trigger("exact", routing.Filter{Exact: map[string]string{"type": "com.example.order.created"}}),
+		trigger("prefix", routing.Filter{Prefix: map[string]string{"source": "https://shop."}}),
+		trigger("cesql", routing.Filter{CESQL: "region = 'eu'"}),
+		trigger("miss", routing.Filter{Exact: map[string]string{"type": "other"}}),
+	}
+	m, err := Compile(triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEvent(t, "com.example.order.created", "https://shop.example/orders", "region=eu")
+	want := []int{0, 1, 2}
+	var wg sync.WaitGroup
+	diffs := make(chan string, 4)
+	for range 4 {
+		wg.Go(func() {
+			var dst []int
+			for range 500 {
+				dst = m.Match(e, dst[:0])
+				if diff := cmp.Diff(want, dst); diff != "" {
+					diffs <- diff
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(diffs)
+	for diff := range diffs {
+		t.Errorf("Match (-want +got):\n%s", diff)
+	}
+}
+
+// TestMatchAppends checks that Match keeps what dst already holds.
+func TestMatchAppends(t *testing.T) {
+	m, err := Compile([]routing.Trigger{trigger("a"), trigger("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Match(newEvent(t, "a", "b"), []int{7})
+	if diff := cmp.Diff([]int{7, 0, 1}, got); diff != "" {
+		t.Errorf("Match (-want +got):\n%s", diff)
 	}
 }
