@@ -104,6 +104,18 @@ func (t *target) timeout(def time.Duration) time.Duration {
 func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, error) {
 	p := &plan{table: t, resolved: resolved, byPath: map[string]*source{}, byID: map[string]*source{}}
 	var errs []error
+	// Destinations are resolved per object, so two Triggers (or
+	// Subscriptions) of one name would share their subscriber; Kubernetes
+	// forbids it, and so does the runtime.
+	seen := map[string]string{}
+	unique := func(kind string, o routing.Object, owner string) {
+		key := kind + " " + o.Key()
+		if prev, ok := seen[key]; ok {
+			errs = append(errs, fmt.Errorf("%s %s appears under both %s and %s", kind, o.Key(), prev, owner))
+			return
+		}
+		seen[key] = owner
+	}
 	add := func(s *source) {
 		if prev, ok := p.byID[s.names.id]; ok {
 			errs = append(errs, fmt.Errorf("%s %s and %s %s map to the same stream name", prev.kind, prev.obj.Key(), s.kind, s.obj.Key()))
@@ -124,6 +136,7 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		s := &source{kind: kindBroker, obj: b.Object, path: b.Path, names: namesFor(kindBroker, b.Object), matcher: matcher}
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
+			unique(resolve.KindTrigger, tr.Object, "broker "+b.Key())
 			tg := &target{kind: resolve.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
@@ -139,6 +152,7 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		s := &source{kind: kindChannel, obj: c.Object, path: c.Path, names: namesFor(kindChannel, c.Object)}
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
+			unique(resolve.KindSubscription, sub.Object, "channel "+c.Key())
 			tg := &target{kind: resolve.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery}
 			var problems []error
 			var subscriber, reply string
