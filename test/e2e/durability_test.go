@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// load posts events from several goroutines until stopped and records the
+// ids answered 202. Requests that fail (the process is gone) are not
+// recorded: only a 2xx promises delivery.
+type load struct {
+	mu       sync.Mutex
+	accepted []string
+	next     atomic.Int64
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startLoad(t *testing.T, url string, senders int, l *load) *load {
+	if l == nil {
+		l = &load{}
+	}
+	l.stop = make(chan struct{})
+	for range senders {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				id := fmt.Sprint("ev-", l.next.Add(1))
+				resp, err := client.Do(event{id: id, typ: "load", body: []byte(id)}.request(url))
+				if err != nil {
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusAccepted {
+					l.mu.Lock()
+					l.accepted = append(l.accepted, id)
+					l.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return l
+}
+
+func (l *load) halt() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+func (l *load) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.accepted)
+}
+
+func TestSIGTERMDuringLoadLosesNothing(t *testing.T) { testInterruptedLoad(t, false) }
+func TestSIGKILLDuringLoadLosesNothing(t *testing.T) { testInterruptedLoad(t, true) }
+
+func testInterruptedLoad(t *testing.T, crash bool) {
+	sub := newSubscriber(t)
+	// A subscriber slower than the ingress, so that a backlog is stored
+	// when the runtime goes down.
+	gate := make(chan struct{}, 2)
+	sub.on("/slow", func(w http.ResponseWriter, _ *http.Request, _ int) {
+		gate <- struct{}{}
+		time.Sleep(5 * time.Millisecond)
+		<-gate
+		w.WriteHeader(http.StatusAccepted)
+	})
+	k := startKnc(t, table([]routing.Broker{broker("load",
+		trig("t-load", sub.url("/slow"), &routing.Delivery{Retry: 10, BackoffDelay: ms(50)}))}))
+
+	l := startLoad(t, k.brokerURL("load"), 8, nil)
+	eventually(t, 30*time.Second, "500 accepted events", func() bool { return l.count() >= 500 })
+	if crash {
+		k.crash()
+	} else {
+		took := k.terminate()
+		if k.exitErr != nil {
+			t.Errorf("knc exited with %v after SIGTERM, want status 0", k.exitErr)
+		}
+		if took > 11*time.Second {
+			t.Errorf("knc took %v to exit after SIGTERM, want at most 10s", took)
+		}
+	}
+	l.halt()
+	atStop := l.count()
+	delivered := len(sub.requests("/slow"))
+	t.Logf("%d events accepted, %d delivered when knc stopped", atStop, delivered)
+	if delivered >= atStop {
+		t.Fatalf("no backlog when knc stopped (%d accepted, %d delivered): the test proves nothing", atStop, delivered)
+	}
+
+	k.start()
+	l = startLoad(t, k.brokerURL("load"), 4, l)
+	eventually(t, 30*time.Second, "100 more accepted events", func() bool { return l.count() >= atStop+100 })
+	l.halt()
+
+	accepted := l.accepted
+	eventually(t, 90*time.Second, fmt.Sprintf("all %d accepted events to be delivered", len(accepted)), func() bool {
+		seen := map[string]bool{}
+		for _, r := range sub.requests("/slow") {
+			seen[r.ID()] = true
+		}
+		for _, id := range accepted {
+			if !seen[id] {
+				return false
+			}
+		}
+		return true
+	})
+	counts := map[string]int{}
+	for _, r := range sub.requests("/slow") {
+		counts[r.ID()]++
+	}
+	duplicates := 0
+	for _, n := range counts {
+		duplicates += n - 1
+	}
+	t.Logf("%d accepted events delivered, %d duplicate deliveries", len(accepted), duplicates)
+}
