@@ -24,20 +24,20 @@ func roundTrip(t *testing.T, v any) any {
 	return got
 }
 
-// normalise turns YAML's decoded numbers into json.Number strings, as the
+// numbersAsJSON turns YAML's decoded numbers into json.Number strings, as the
 // encoder's input carries them.
-func normalise(v any) any {
+func numbersAsJSON(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, x := range v {
-			out[k] = normalise(x)
+			out[k] = numbersAsJSON(x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = normalise(x)
+			out[i] = numbersAsJSON(x)
 		}
 		return out
 	case int:
@@ -65,7 +65,7 @@ func TestEncodeYAMLRoundTrips(t *testing.T) {
 			delete(v, "k")
 		}
 		got := roundTrip(t, v)
-		if diff := cmp.Diff(normalise(v), normalise(got)); diff != "" {
+		if diff := cmp.Diff(numbersAsJSON(v), numbersAsJSON(got)); diff != "" {
 			var buf bytes.Buffer
 			_ = encodeYAML(&buf, v)
 			t.Errorf("%q does not round-trip (-want +got):\n%s\n%s", s, diff, buf.String())

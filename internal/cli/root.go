@@ -91,6 +91,8 @@ embedded NATS JetStream server.`,
 		newValidateCmd(),
 		newRunCmd(),
 		newRouteCmd(),
+		newBuildCmd(),
+		newSchemaCmd(),
 	)
 	return root
 }

@@ -1,0 +1,188 @@
+package render
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/knc-dev/knc/compiler/load"
+)
+
+// Output is a rendered build: the files of the output directory.
+type Output struct {
+	// Files are sorted by path. Paths are slash-separated and relative to
+	// the output directory.
+	Files []File
+	// resources indexes the files holding objects, in the order
+	// kustomize applies them: CRDs, cluster-wide objects, namespaces.
+	resources []int
+}
+
+// File is one file of the output.
+type File struct {
+	Path string
+	Data []byte
+	// documents locates each object's YAML in Data.
+	documents []span
+}
+
+type span struct{ start, end int }
+
+// markerContent explains the marker file to whoever finds it.
+const markerContent = `This directory is written by knc build, which replaces all of it on every
+build. Edit the manifests it is built from instead.
+`
+
+// Stream writes every object as one multi-document YAML stream, in the
+// order kustomize would apply them.
+func (o *Output) Stream(w io.Writer) error {
+	for _, i := range o.resources {
+		f := &o.Files[i]
+		for _, d := range f.documents {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+			if _, err := w.Write(f.Data[d.start:d.end]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ErrNotOutput is returned when the output directory holds files but no
+// marker: it is not a previous build's output and is not replaced.
+var ErrNotOutput = errors.New("not a knc build output")
+
+// Write replaces dir with the output, atomically: everything is written to
+// a new directory next to it and synced, then the new directory is renamed
+// into place and the old one removed. A failed write leaves dir as it was;
+// files a build no longer produces disappear with the old directory.
+//
+// dir must be missing, empty, or a previous output (holding the marker
+// file load.OutputMarker, which also keeps knc from reading the output
+// back as input).
+func (o *Output) Write(dir string) (err error) {
+	dir = filepath.Clean(dir)
+	exists, err := checkTarget(dir)
+	if err != nil {
+		return err
+	}
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	// A dot name keeps a leftover from a crash out of knc's inputs and out
+	// of most listings.
+	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	files := append([]File{{Path: load.OutputMarker, Data: []byte(markerContent)}}, o.Files...)
+	dirs := map[string]bool{tmp: true}
+	for _, f := range files {
+		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		for d := filepath.Dir(p); d != tmp && !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+		}
+		if err := writeSynced(p, f.Data); err != nil {
+			return err
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	if !exists {
+		if err := os.Rename(tmp, dir); err != nil {
+			return err
+		}
+		return syncDir(parent)
+	}
+	old := filepath.Join(parent, "."+base+".old-"+randomSuffix())
+	if err := os.Rename(dir, old); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Put the previous output back: a failed build changes nothing.
+		return errors.Join(err, os.Rename(old, dir))
+	}
+	if err := syncDir(parent); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// checkTarget reports whether dir exists, and refuses a directory that
+// holds files but is not a previous output.
+func checkTarget(dir string) (bool, error) {
+	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !info.IsDir() {
+		return false, fmt.Errorf("%s is a file, not a directory", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, load.OutputMarker)); err == nil {
+		return true, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	if len(entries) > 0 {
+		return false, fmt.Errorf("refusing to replace %s: %w (it holds files and no %s marker); choose an empty or new directory", dir, ErrNotOutput, load.OutputMarker)
+	}
+	return true, nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

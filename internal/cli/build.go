@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/render"
+)
+
+func newBuildCmd() *cobra.Command {
+	var (
+		flags  loadFlags
+		output string
+		image  string
+	)
+	cmd := &cobra.Command{
+		Use:   "build [PATH...] [-o DIR]",
+		Short: "Compile Knative Eventing manifests into a kustomize directory",
+		Long: `Build validates the manifests as 'knc validate' does, then compiles them
+into a kustomize directory that Flux or Argo CD applies:
+
+  DIR/kustomization.yaml       lists the directories below
+  DIR/crds/                    the CRDs of Broker, Trigger, Channel, Subscription
+  DIR/cluster/                 cluster-wide objects: admission policy, roles
+  DIR/namespaces/NAMESPACE/    one kustomization per namespace: its Knative
+                               objects normalised, its other objects, and
+                               the runtime that serves its Brokers and Channels
+  DIR/routing-table.json       the routing table, for 'knc run --table'
+
+Each directory is a kustomization of its own, so a Flux Kustomization or an
+Argo CD Application can point at one namespace, or at the root for all.
+
+Invalid manifests are reported as by 'knc validate', with exit code 1, and
+nothing is written. DIR is replaced as a whole, atomically: a failed build
+leaves it as it was, and files a build no longer produces disappear. DIR
+must be new, empty, or the output of a previous build (knc writes a
+.knc-output marker into it, which also keeps knc from reading it back as
+input).
+
+Without -o, the objects are printed to standard output as one YAML stream,
+in the order kustomize would apply them.`,
+		Example: `  # Build the current directory into deploy/.
+  knc build -o deploy
+
+  # Print what would be applied, for a quick look or a pipe.
+  knc build eventing/ | kubectl apply --dry-run=server -f -
+
+  # Use a pinned runtime image.
+  knc build -o deploy --image ghcr.io/knc-dev/knc:v0.3.0`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := flags.load(args)
+			if err != nil {
+				return err
+			}
+			if !res.Valid() {
+				printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
+				return silentExit(exitFailed)
+			}
+			out, diags, err := render.Render(res.Set, res.Config, render.Options{
+				Image:   image,
+				Version: moduleVersion(),
+				Root:    projectRoot(res, args),
+			})
+			if err != nil {
+				return &exitError{code: exitTrouble, err: err}
+			}
+			if len(diags) > 0 {
+				if wd, err := os.Getwd(); err == nil {
+					diags = diags.Relative(wd)
+				}
+				printDiagnostics(cmd.ErrOrStderr(), diags.Sorted())
+				return silentExit(exitFailed)
+			}
+			if output == "" {
+				w := bufio.NewWriter(cmd.OutOrStdout())
+				if err := out.Stream(w); err != nil {
+					return &exitError{code: exitTrouble, err: err}
+				}
+				if err := w.Flush(); err != nil {
+					return &exitError{code: exitTrouble, err: err}
+				}
+				return nil
+			}
+			if err := out.Write(output); err != nil {
+				return &exitError{code: exitTrouble, err: err}
+			}
+			return nil
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
+	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else "+render.ImageRepository+":VERSION)")
+	return cmd
+}
+
+// projectRoot is where project plugins are looked up: the directory of
+// knc.yaml, or else the first path given (or the current directory).
+func projectRoot(res *compiler.Result, args []string) string {
+	if res.Config.File != "" {
+		return filepath.Dir(res.Config.File)
+	}
+	root := "."
+	if len(args) > 0 {
+		root = args[0]
+	}
+	if info, err := os.Stat(root); err == nil && !info.IsDir() {
+		root = filepath.Dir(root)
+	}
+	return root
+}
+
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return ""
+}

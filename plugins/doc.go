@@ -1,0 +1,17 @@
+// Package plugins renders the resources that back Brokers and Channels.
+// A Broker's class annotation, or a Channel's spec.channelTemplate, selects
+// the plugin:
+//
+//   - knc's own plugin runs class "knc" Brokers and JetStreamChannel and
+//     InMemoryChannel Channels on one runtime Deployment per namespace (with
+//     its Service, ServiceAccount, RBAC, JetStream volume and settings, and
+//     the namespace's routing table in a ConfigMap named by its hash);
+//   - a project can add plugins written in CUE under .knc/plugins/NAME,
+//     evaluated at build time, with no change to knc (see docs/plugins.md);
+//   - any other class or kind (MTChannelBasedBroker, Kafka, KafkaChannel, …)
+//     is passed through: emitted unchanged, with no backing resources, for
+//     the implementation installed in the cluster.
+//
+// This package must not import the runtime's engine or client-go; the
+// routing table (runtime/routing) is the only runtime package it uses.
+package plugins

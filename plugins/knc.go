@@ -1,0 +1,472 @@
+package plugins
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Names of the runtime's objects in each namespace it serves.
+const (
+	RuntimeName        = "knc-runtime"
+	RuntimeDataVolume  = "knc-runtime-data"
+	RoutesConfigPrefix = "knc-routes-"
+	JetStreamPrefix    = "knc-jetstream-"
+	// RuntimeRole is the Role, in every namespace a runtime reads, that
+	// lets it read the four kinds and write their status.
+	RuntimeRole = "knc-runtime"
+	// AddressableResolver is the aggregated ClusterRole the runtime uses to
+	// read the address of any Addressable; AddressableKinds is the
+	// ClusterRole that adds knc's own addressable kinds to it, as the
+	// control-plane contract asks of each component.
+	AddressableResolver = "knc-runtime-addressable-resolver"
+	AddressableKinds    = "knc-addressable-resolver"
+)
+
+// Paths inside the runtime's container.
+const (
+	TablePath = "/etc/knc/routing/table.json"
+	DataDir   = "/var/lib/knc"
+	HTTPPort  = 8080
+)
+
+// Defaults of the runtime settings in knc.yaml.
+const (
+	DefaultStorageSize   = "1Gi"
+	DefaultMaxEventBytes = 4 << 20
+	DefaultTTL           = 255
+	DefaultDurability    = "file"
+	// storeShare is the part of the volume JetStream may fill; the rest is
+	// left for its indexes and for the files it rewrites while compacting.
+	storeShare = 0.9
+)
+
+// Labels on the runtime's objects; the first two select its pods.
+var (
+	selectorLabels = map[string]string{
+		"app.kubernetes.io/name":      "knc",
+		"app.kubernetes.io/component": "runtime",
+	}
+	runtimeLabels = func() map[string]string {
+		l := maps.Clone(selectorLabels)
+		l["app.kubernetes.io/managed-by"] = "knc"
+		return l
+	}()
+)
+
+// KncOptions configure knc's own plugin.
+type KncOptions struct {
+	// Image is the runtime's container image.
+	Image string
+}
+
+// NewKnc returns knc's own plugin. It runs the Brokers of class "knc" and
+// the Channels of kind JetStreamChannel and InMemoryChannel (which knc
+// makes durable) on one runtime Deployment per namespace, fed the routing
+// table of that namespace.
+func NewKnc(opts KncOptions) Plugin { return &kncPlugin{opts: opts} }
+
+type kncPlugin struct{ opts KncOptions }
+
+func (p *kncPlugin) Name() string { return "knc" }
+
+func (p *kncPlugin) Claims() Claims {
+	return Claims{
+		BrokerClasses: []string{model.BrokerClassKnc},
+		ChannelKinds: []ChannelKind{
+			{APIVersion: model.ChannelAPIVersionKnc, Kind: model.ChannelKindKnc},
+			{APIVersion: "messaging.knative.dev/v1", Kind: "InMemoryChannel"},
+		},
+	}
+}
+
+// runtimeSettings are the JetStream and runtime settings derived from
+// knc.yaml, written to a ConfigMap the Deployment reads its flags from.
+type runtimeSettings struct {
+	replicas      int32
+	storageSize   resource.Quantity
+	maxStoreBytes int64
+	maxEventBytes int64
+	ttl           int64
+	durability    string
+}
+
+func settings(cfg *project.Config) (runtimeSettings, diag.List) {
+	s := runtimeSettings{replicas: 1, maxEventBytes: DefaultMaxEventBytes, ttl: DefaultTTL, durability: DefaultDurability}
+	size := DefaultStorageSize
+	var diags diag.List
+	pos := diag.Pos{File: cfg.File}
+	if r := cfg.Runtime; r != nil {
+		if r.Replicas != nil {
+			s.replicas = int32(*r.Replicas)
+		}
+		if r.MaxEventBytes != nil {
+			s.maxEventBytes = *r.MaxEventBytes
+		}
+		if r.TTL != nil {
+			s.ttl = *r.TTL
+		}
+		if r.Durability != "" {
+			s.durability = r.Durability
+		}
+		if r.Storage != nil && r.Storage.Size != "" {
+			size = r.Storage.Size
+		}
+		if r.NATS != nil && (r.NATS.URL != "" || r.NATS.CredentialsSecret != "") {
+			diags.Add(pos, "runtime.nats", "the runtime cannot use an external NATS server yet; remove runtime.nats to run the embedded JetStream")
+		}
+	}
+	if s.replicas > 1 {
+		// Each pod would hold its own JetStream store, and an event
+		// accepted by one would be invisible to the others.
+		diags.Add(pos, "runtime.replicas", "the embedded JetStream keeps one store per runtime, so replicas must be 1, not %d", s.replicas)
+	}
+	q, err := resource.ParseQuantity(size)
+	if err != nil {
+		diags.Add(pos, "runtime.storage.size", "%q is not a size such as 10Gi: %v", size, err)
+		return s, diags
+	}
+	s.storageSize = q
+	s.maxStoreBytes = int64(float64(q.Value()) * storeShare)
+	return s, diags
+}
+
+func (p *kncPlugin) Render(req *Request) ([]Object, error) {
+	if req.Table == nil || len(req.Table.Brokers)+len(req.Table.Channels) == 0 {
+		return nil, nil
+	}
+	set, diags := settings(req.Config)
+	if len(diags) > 0 {
+		return nil, diags
+	}
+	ns := req.Namespace
+	tableJSON, err := routing.Encode(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	routesName := RoutesConfigPrefix + contentHash(tableJSON)
+	jetstream := map[string]string{
+		// Flags of knc run, read through $(VAR) in the container's args.
+		"KNC_MAX_BODY_BYTES":  strconv.FormatInt(set.maxEventBytes, 10),
+		"KNC_MAX_STORE_BYTES": strconv.FormatInt(set.maxStoreBytes, 10),
+		// Settings of the streams and consumers, for the runtime to read.
+		"KNC_STORAGE":         "file",
+		"KNC_DURABILITY":      set.durability,
+		"KNC_STREAM_REPLICAS": "1",
+		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
+	}
+	jetstreamName := JetStreamPrefix + contentHash(mapBytes(jetstream))
+
+	var objs []any
+	objs = append(objs,
+		&corev1.ServiceAccount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: meta(RuntimeName, ns),
+		},
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta(routesName, ns),
+			Data:       map[string]string{"table.json": string(tableJSON)},
+		},
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta(jetstreamName, ns),
+			Data:       jetstream,
+		},
+		&corev1.PersistentVolumeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			ObjectMeta: meta(RuntimeDataVolume, ns),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: set.storageSize}},
+			},
+		},
+		p.deployment(ns, set, routesName, jetstreamName),
+		&corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: meta(routes.IngressService, ns),
+			Spec: corev1.ServiceSpec{
+				Selector: selectorLabels,
+				Ports: []corev1.ServicePort{{
+					Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
+				}},
+			},
+		},
+	)
+	objs = append(objs, rbac(ns, req.Table)...)
+
+	out := make([]Object, 0, len(objs))
+	for _, o := range objs {
+		obj, err := toObject(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetstreamName string) *appsv1.Deployment {
+	replicas := set.replicas
+	nonRoot := true
+	noEscalation := false
+	readOnly := true
+	user := int64(65532)
+	// The drain at SIGTERM takes up to ten seconds; the rest is margin.
+	grace := int64(30)
+	probe := func(path string, period, failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}},
+			PeriodSeconds:    period,
+			FailureThreshold: failures,
+		}
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(RuntimeName, ns),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels},
+			// The JetStream volume can be mounted by one pod at a time.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: runtimeLabels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:            RuntimeName,
+					TerminationGracePeriodSeconds: &grace,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   &nonRoot,
+						RunAsUser:      &user,
+						RunAsGroup:     &user,
+						FSGroup:        &user,
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:  "runtime",
+						Image: p.opts.Image,
+						Args: []string{
+							"run",
+							"--table", TablePath,
+							"--data-dir", DataDir,
+							"--http-addr", ":" + strconv.Itoa(HTTPPort),
+							"--max-body-bytes", "$(KNC_MAX_BODY_BYTES)",
+							"--max-store-bytes", "$(KNC_MAX_STORE_BYTES)",
+							"--log-format", "json",
+						},
+						EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: jetstreamName}}}},
+						Env: []corev1.EnvVar{{
+							Name:      "POD_NAMESPACE",
+							ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}},
+						}},
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP}},
+						// JetStream recovers its streams before /healthz
+						// answers; give it a minute.
+						StartupProbe:   probe("/healthz", 2, 30),
+						LivenessProbe:  probe("/healthz", 10, 3),
+						ReadinessProbe: probe("/readyz", 5, 2),
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{
+								corev1.ResourceCPU:    resource.MustParse("100m"),
+								corev1.ResourceMemory: resource.MustParse("128Mi"),
+							},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: &noEscalation,
+							ReadOnlyRootFilesystem:   &readOnly,
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "routing", MountPath: "/etc/knc/routing", ReadOnly: true},
+							{Name: "data", MountPath: DataDir},
+						},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "routing", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: routesName}}}},
+						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: RuntimeDataVolume}}},
+					},
+				},
+			},
+		},
+	}
+}
+
+// rbac grants the runtime of namespace ns what it needs: in every namespace
+// whose objects its table holds or whose Addressables it must resolve, read
+// the four kinds, write only their status, and read Addressables.
+func rbac(ns string, t *routing.Table) []any {
+	namespaces := readNamespaces(ns, t)
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: RuntimeName, Namespace: ns}}
+	read := []string{"get", "list", "watch"}
+	var objs []any
+	objs = append(objs,
+		&rbacv1.ClusterRole{
+			TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: AddressableKinds, Labels: merge(managedLabels(), map[string]string{
+				"duck.knative.dev/addressable": "true",
+			})},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers", "brokers/status"}, Verbs: read},
+				{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels", "channels/status"}, Verbs: read},
+				// A v1 Service is Addressable by the contract's special
+				// case.
+				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: read},
+			},
+		},
+		&rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: AddressableResolver, Labels: managedLabels()},
+			// Every ClusterRole labelled as Knative's addressable-resolver
+			// parts (knc's, Knative Serving's, …) is aggregated here by the
+			// cluster's controller manager.
+			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{
+				MatchLabels: map[string]string{"duck.knative.dev/addressable": "true"},
+			}}},
+		},
+	)
+	for _, target := range namespaces {
+		objs = append(objs,
+			&rbacv1.Role{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+				ObjectMeta: metav1.ObjectMeta{Name: RuntimeRole, Namespace: target, Labels: managedLabels()},
+				Rules: []rbacv1.PolicyRule{
+					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers", "triggers"}, Verbs: read},
+					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels", "subscriptions"}, Verbs: read},
+					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"update", "patch"}},
+					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"update", "patch"}},
+				},
+			},
+			&rbacv1.RoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: RuntimeName + "-" + ns, Namespace: target, Labels: managedLabels()},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RuntimeRole},
+				Subjects:   subject,
+			},
+			&rbacv1.RoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: RuntimeName + "-" + ns + "-addressables", Namespace: target, Labels: managedLabels()},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AddressableResolver},
+				Subjects:   subject,
+			},
+		)
+	}
+	return objs
+}
+
+// readNamespaces lists, sorted, the namespaces the runtime of ns reads:
+// its own, those of the Triggers and Subscriptions it serves, and those of
+// the references the compiler left for it to resolve.
+func readNamespaces(ns string, t *routing.Table) []string {
+	set := map[string]bool{ns: true}
+	dest := func(d *routing.Destination) {
+		if d != nil && d.Ref != nil && d.Ref.Namespace != "" {
+			set[d.Ref.Namespace] = true
+		}
+	}
+	delivery := func(d *routing.Delivery) {
+		if d != nil {
+			dest(d.DeadLetterSink)
+		}
+	}
+	for _, b := range t.Brokers {
+		set[b.Namespace] = true
+		delivery(b.Delivery)
+		for _, tr := range b.Triggers {
+			set[tr.Namespace] = true
+			dest(&tr.Subscriber)
+			delivery(tr.Delivery)
+		}
+	}
+	for _, c := range t.Channels {
+		set[c.Namespace] = true
+		delivery(c.Delivery)
+		for _, s := range c.Subscriptions {
+			set[s.Namespace] = true
+			dest(s.Subscriber)
+			dest(s.Reply)
+			delivery(s.Delivery)
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func meta(name, ns string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: runtimeLabels}
+}
+
+func managedLabels() map[string]string {
+	return map[string]string{"app.kubernetes.io/managed-by": "knc"}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+// contentHash is the first ten hex digits of data's SHA-256: enough to
+// tell versions apart in an object's name.
+func contentHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+func mapBytes(m map[string]string) []byte {
+	b, _ := json.Marshal(m) // sorted keys
+	return b
+}
+
+// toObject converts a typed object to generic JSON, without the empty
+// fields the typed structs always encode.
+func toObject(v any) (Object, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %T: %w", v, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var obj Object
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("decoding %T: %w", v, err)
+	}
+	prune(obj)
+	return obj, nil
+}
+
+// prune removes null values and empty objects: creationTimestamp: null,
+// status: {} and resources: {} say nothing.
+func prune(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for k, x := range v {
+			if prune(x) {
+				delete(v, k)
+			}
+		}
+		return len(v) == 0
+	case []any:
+		for _, x := range v {
+			prune(x)
+		}
+	}
+	return false
+}
