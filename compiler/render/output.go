@@ -55,6 +55,12 @@ func (o *Output) Stream(w io.Writer) error {
 	return nil
 }
 
+// rename and writeFile are variables so that tests can make them fail.
+var (
+	rename    = os.Rename
+	writeFile = writeSynced
+)
+
 // ErrNotOutput is returned when the output directory holds files but no
 // marker: it is not a previous build's output and is not replaced.
 var ErrNotOutput = errors.New("not a knc build output")
@@ -101,7 +107,7 @@ func (o *Output) Write(dir string) (err error) {
 		for d := filepath.Dir(p); d != tmp && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
 		}
-		if err := writeSynced(p, f.Data); err != nil {
+		if err := writeFile(p, f.Data); err != nil {
 			return err
 		}
 	}
@@ -111,16 +117,16 @@ func (o *Output) Write(dir string) (err error) {
 		}
 	}
 	if !exists {
-		if err := os.Rename(tmp, dir); err != nil {
+		if err := rename(tmp, dir); err != nil {
 			return err
 		}
 		return syncDir(parent)
 	}
 	old := filepath.Join(parent, "."+base+".old-"+randomSuffix())
-	if err := os.Rename(dir, old); err != nil {
+	if err := rename(dir, old); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := rename(tmp, dir); err != nil {
 		// Put the previous output back: a failed build changes nothing.
 		return errors.Join(err, os.Rename(old, dir))
 	}
