@@ -567,4 +567,3 @@ func TestWriteRefusesForeignDirectory(t *testing.T) {
 		t.Errorf("Write into an empty directory: %v", err)
 	}
 }
-
