@@ -233,7 +233,7 @@ const BrokerClassPolicyName = "knc-broker-class-immutable"
 // empty one, so adding it later is refused as well: the contract has the
 // class set when the Broker is created.
 func BrokerClassPolicy() []map[string]any {
-	annotation := fmt.Sprintf("%q", model.BrokerClassAnnotation)
+	annotation := "'" + model.BrokerClassAnnotation + "'"
 	class := func(obj string) string {
 		return fmt.Sprintf("(has(%s.metadata.annotations) && %s in %s.metadata.annotations ? %s.metadata.annotations[%s] : '')", obj, annotation, obj, obj, annotation)
 	}
