@@ -51,6 +51,8 @@ type Engine struct {
 	plan      atomic.Pointer[plan]
 	accepting atomic.Bool
 	ready     atomic.Bool
+	// inflight counts the HTTP requests being served.
+	inflight atomic.Int64
 	readyCh   chan struct{}
 
 	statusMu sync.Mutex
@@ -378,12 +380,9 @@ func (e *Engine) closeAll(ctx context.Context) error {
 	// Stop taking requests; requests in progress finish (an ingress waits at
 	// most PublishTimeout for JetStream).
 	if e.httpServer != nil {
-		hctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout+time.Second)
-		if err := e.httpServer.Shutdown(hctx); err != nil {
-			errs = append(errs, fmt.Errorf("stopping the HTTP server: %w", err))
-			_ = e.httpServer.Close()
+		if err := e.stopHTTP(ctx); err != nil {
+			errs = append(errs, err)
 		}
-		cancel()
 	} else if e.listener != nil {
 		_ = e.listener.Close()
 	}
@@ -431,6 +430,30 @@ func (e *Engine) waitStages(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// stopHTTP closes the listener, waits for the requests in progress (an
+// ingress waits at most PublishTimeout for JetStream), then closes every
+// connection. http.Server.Shutdown alone would also wait up to five seconds
+// for connections a client opened but never sent a request on.
+func (e *Engine) stopHTTP(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout+time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.httpServer.Shutdown(hctx) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for e.inflight.Load() > 0 && hctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-hctx.Done():
+		}
+	}
+	_ = e.httpServer.Close()
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stopping the HTTP server: %w", err)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 func (e *Engine) Handler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(e.metrics.registry, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.inflight.Add(1)
+		defer e.inflight.Add(-1)
 		switch r.URL.Path {
 		case "/healthz":
 			writeText(w, http.StatusOK, "ok")
