@@ -53,7 +53,7 @@ type Engine struct {
 	ready     atomic.Bool
 	// inflight counts the HTTP requests being served.
 	inflight atomic.Int64
-	readyCh   chan struct{}
+	readyCh  chan struct{}
 
 	statusMu sync.Mutex
 	statuses []status.Object
