@@ -21,8 +21,9 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# test runs every test, the ones against a real kube-apiserver included.
-test: fmt-check vet $(if $(filter testbin,$(MAKECMDGOALS) testbin),testbin)
+# test runs every test, the ones against a real kube-apiserver included; it
+# builds that API server from source first when the pinned build is missing.
+test: fmt-check vet testbin
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 30m ./...
 
 # test-short skips the tests that need the API server or long-running load.
@@ -33,8 +34,11 @@ test-short:
 golden:
 	KNC_UPDATE=1 $(GO) test ./golden/... ./internal/cli/...
 
+# bench runs the Go benchmarks, then the command-level comparisons that need
+# whole processes (knc validate next to cue vet).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bash hack/bench-validate.sh
 
 run: build
 	$(KNC) validate examples

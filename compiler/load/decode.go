@@ -211,7 +211,20 @@ func suggest(name string, known []string) string {
 	if best != "" {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	return "; allowed fields are " + strings.Join(known, ", ")
+	var prefixed []string
+	for _, k := range known {
+		if len(name) >= 3 && strings.HasPrefix(strings.ToLower(k), strings.ToLower(name)) {
+			prefixed = append(prefixed, k)
+		}
+	}
+	switch len(prefixed) {
+	case 0:
+		return "; allowed fields are " + strings.Join(known, ", ")
+	case 1:
+		return fmt.Sprintf("; did you mean %q?", prefixed[0])
+	default:
+		return "; did you mean one of " + strings.Join(prefixed, ", ") + "?"
+	}
 }
 
 func editDistance(a, b string) int {

@@ -1,0 +1,173 @@
+// Package benchcorpus generates manifest corpora for benchmarks: mixed
+// kinds, about twenty Triggers per Broker, spread over namespaces. The same
+// corpus can be laid out as one YAML stream per kind, so that `cue vet` can
+// check each file against one definition.
+package benchcorpus
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Shape says how large a corpus is.
+type Shape struct {
+	// Objects is the total number of Knative objects.
+	Objects int
+	// Namespaces spreads the objects.
+	Namespaces int
+}
+
+// Counts splits a corpus: per 25 objects, one Broker, twenty Triggers, one
+// Channel and three Subscriptions.
+func (s Shape) Counts() (brokers, triggers, channels, subscriptions int) {
+	groups := s.Objects / 25
+	return groups, groups * 20, groups, groups * 3
+}
+
+// WriteByKind writes brokers.yaml, triggers.yaml, channels.yaml and
+// subscriptions.yaml into dir, plus services.yaml with the subscribers.
+func WriteByKind(dir string, s Shape) error {
+	if s.Namespaces == 0 {
+		s.Namespaces = 10
+	}
+	brokers, _, channels, _ := s.Counts()
+	files := map[string]*os.File{}
+	for _, name := range []string{"brokers", "triggers", "channels", "subscriptions", "services"} {
+		f, err := os.Create(filepath.Join(dir, name+".yaml"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		files[name] = f
+	}
+	ns := func(i int) string { return fmt.Sprintf("team-%d", i%s.Namespaces) }
+	for b := range brokers {
+		if err := writeBroker(files["brokers"], ns(b), b); err != nil {
+			return err
+		}
+		if err := writeService(files["services"], ns(b), b); err != nil {
+			return err
+		}
+		for t := range 20 {
+			if err := writeTrigger(files["triggers"], ns(b), b, t); err != nil {
+				return err
+			}
+		}
+	}
+	for c := range channels {
+		if err := writeChannel(files["channels"], ns(c), c); err != nil {
+			return err
+		}
+		for i := range 3 {
+			if err := writeSubscription(files["subscriptions"], ns(c), c, i); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeBroker(w io.Writer, ns string, b int) error {
+	_, err := fmt.Fprintf(w, `---
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: broker-%d
+  namespace: %s
+spec:
+  delivery:
+    deadLetterSink:
+      ref: {apiVersion: v1, kind: Service, name: sink-%d}
+    retry: 5
+    backoffPolicy: exponential
+    backoffDelay: PT0.2S
+`, b, ns, b)
+	return err
+}
+
+func writeService(w io.Writer, ns string, b int) error {
+	_, err := fmt.Fprintf(w, `---
+apiVersion: v1
+kind: Service
+metadata:
+  name: sink-%d
+  namespace: %s
+spec:
+  ports:
+  - port: 80
+`, b, ns)
+	return err
+}
+
+func writeTrigger(w io.Writer, ns string, b, t int) error {
+	var filter string
+	switch t % 4 {
+	case 0:
+		filter = fmt.Sprintf("  filter:\n    attributes:\n      type: com.example.type%d\n      source: /broker/%d\n", t, b)
+	case 1:
+		filter = fmt.Sprintf("  filters:\n  - exact: {type: com.example.type%d}\n  - prefix: {source: /shop/%d}\n", t, b)
+	case 2:
+		filter = fmt.Sprintf("  filters:\n  - any:\n    - exact: {type: com.example.a%d}\n    - suffix: {subject: \".%d\"}\n  - not: {exact: {source: /test}}\n", t, t)
+	case 3:
+		filter = fmt.Sprintf("  filters:\n  - cesql: \"type = 'com.example.type%d' AND EXISTS subject\"\n", t)
+	}
+	_, err := fmt.Fprintf(w, `---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: trigger-%d-%d
+  namespace: %s
+  labels:
+    app: shop
+spec:
+  broker: broker-%d
+%s  subscriber:
+    ref:
+      apiVersion: v1
+      kind: Service
+      name: sink-%d
+    uri: /events/%d
+  delivery:
+    retry: 3
+    timeout: PT5S
+`, b, t, ns, b, filter, b, t)
+	return err
+}
+
+func writeChannel(w io.Writer, ns string, c int) error {
+	_, err := fmt.Fprintf(w, `---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata:
+  name: channel-%d
+  namespace: %s
+spec:
+  delivery:
+    retry: 2
+`, c, ns)
+	return err
+}
+
+func writeSubscription(w io.Writer, ns string, c, i int) error {
+	_, err := fmt.Fprintf(w, `---
+apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata:
+  name: sub-%d-%d
+  namespace: %s
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: channel-%d}
+  subscriber:
+    ref: {apiVersion: v1, kind: Service, name: sink-%d}
+  reply:
+    uri: http://replies.example.com/%d
+`, c, i, ns, c, c, i)
+	return err
+}
