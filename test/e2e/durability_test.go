@@ -131,3 +131,38 @@ func testInterruptedLoad(t *testing.T, crash bool) {
 	}
 	t.Logf("%d accepted events delivered, %d duplicate deliveries", len(accepted), duplicates)
 }
+
+// TestSIGTERMAbandonsHangingDelivery checks that the drain is bounded: a
+// subscriber that never answers does not keep knc from exiting with status 0
+// within --shutdown-timeout, and the abandoned event is delivered after a
+// restart.
+func TestSIGTERMAbandonsHangingDelivery(t *testing.T) {
+	sub := newSubscriber(t)
+	sub.on("/hang", func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(60 * time.Second):
+			}
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	k := startKnc(t, table([]routing.Broker{broker("b",
+		trig("t-hang", sub.url("/hang"), &routing.Delivery{Timeout: routing.Duration(60 * time.Second)}))}),
+		"--shutdown-timeout", "2s")
+	mustSend(t, k.brokerURL("b"), event{id: "stuck", typ: "t"})
+	sub.waitFor(t, "/hang", 1)
+	took := k.terminate()
+	if k.exitErr != nil {
+		t.Errorf("knc exited with %v, want status 0", k.exitErr)
+	}
+	if took > 4*time.Second {
+		t.Errorf("knc took %v to exit with --shutdown-timeout 2s", took)
+	}
+	k.start()
+	got := sub.waitFor(t, "/hang", 2)
+	if got[1].ID() != "stuck" {
+		t.Errorf("after restart /hang got %q, want the abandoned event", got[1].ID())
+	}
+}
