@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"testing"
+)
+
+// testutilCounter sums every sample of a counter in the engine's registry.
+func testutilCounter(e *Engine, name string) float64 {
+	families, err := e.metrics.registry.Gather()
+	if err != nil {
+		return -1
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+func TestMetricsUseOwnRegistry(t *testing.T) {
+	e, err := New(Options{Table: brokerTable(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(Options{Table: brokerTable(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("a second engine in one process must not collide on metrics: %v", err)
+	}
+	if e.metrics.registry == other.metrics.registry {
+		t.Error("two engines share a registry")
+	}
+}
