@@ -49,6 +49,13 @@ func (c *chunk) parseCUE() {
 }
 
 func (c *chunk) addCUEObject(v cue.Value) {
+	if v.Kind() == cue.ListKind {
+		l, _ := v.List()
+		for l.Next() {
+			c.addCUEObject(l.Value())
+		}
+		return
+	}
 	n, err := c.toNode(v)
 	if err != nil {
 		c.diags.Add(c.pos(v), "", "%v", err)

@@ -337,6 +337,11 @@ func yamlError(file string, offset int, err error) diag.Diagnostic {
 			}
 		}
 	}
+	// yaml.v3 counts the lines of parser errors, which it reports where the
+	// construct being parsed began, from 0, and those of scanner errors from 1.
+	if strings.HasPrefix(msg, "did not find expected") {
+		line++
+	}
 	pos := diag.Pos{File: file}
 	if line > 0 {
 		pos.Line, pos.Column = line+offset, 1

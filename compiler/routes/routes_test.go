@@ -1,0 +1,244 @@
+package routes_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+func compile(t *testing.T, files map[string]string) *routing.Table {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid() {
+		t.Fatalf("invalid input:\n%v", res.Diagnostics)
+	}
+	table, diags := routes.Compile(res.Set, res.Config)
+	if len(diags) > 0 {
+		t.Fatalf("compile: %v", diags)
+	}
+	if err := table.Validate(); err != nil {
+		t.Fatalf("the compiled table is invalid: %v", err)
+	}
+	return table
+}
+
+const config = `apiVersion: config.knc.dev/v1alpha1
+kind: Config
+clusterDomain: example.internal
+external:
+- {apiVersion: serving.knative.dev/v1, kind: Service, name: ksvc}
+- {apiVersion: example.dev/v1, kind: Sink, name: known, url: "https://sink.example.com/in"}
+`
+
+const manifests = `apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata: {name: default}
+spec:
+  delivery:
+    retry: 4
+    backoffPolicy: exponential
+    backoffDelay: PT0.5S
+    deadLetterSink:
+      ref: {apiVersion: example.dev/v1, kind: Sink, name: known}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: kafka
+  annotations: {eventing.knative.dev/broker.class: Kafka}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: b-service-relative}
+spec:
+  broker: default
+  filter: {attributes: {type: a, source: ""}}
+  subscriber:
+    ref: {apiVersion: v1, kind: Service, name: svc}
+    uri: /hook?x=1
+  delivery: {}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: a-duck-typed}
+spec:
+  broker: default
+  filters:
+  - any: [{exact: {type: a}}, {not: {cesql: "source = 'x'"}}]
+  subscriber:
+    ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: ksvc}
+    uri: extra
+  delivery:
+    retry: 1
+    timeout: PT2S
+    format: json
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: to-channel}
+spec:
+  broker: default
+  subscriber:
+    ref: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: default}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: on-kafka}
+spec:
+  broker: kafka
+  subscriber: {uri: "http://elsewhere/"}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: default}
+spec:
+  delivery: {retry: 2}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: kafka-channel}
+spec:
+  channelTemplate: {apiVersion: messaging.knative.dev/v1beta1, kind: KafkaChannel}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata: {name: reply-to-broker}
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: default}
+  subscriber: {uri: "http://logger.example.com/"}
+  reply:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
+`
+
+func TestCompile(t *testing.T) {
+	got := compile(t, map[string]string{"knc.yaml": config, "objects.yaml": manifests})
+	brokerDelivery := &routing.Delivery{
+		Retry: 4, BackoffPolicy: "exponential", BackoffDelay: routing.Duration(500 * time.Millisecond),
+		DeadLetterSink: &routing.Destination{URI: "https://sink.example.com/in"},
+	}
+	ingress := "http://knc-ingress.default.svc.example.internal"
+	want := &routing.Table{
+		APIVersion: routing.APIVersion, Kind: routing.Kind,
+		Brokers: []routing.Broker{{
+			Object:   routing.Object{Namespace: "default", Name: "default"},
+			Path:     "/brokers/default/default",
+			Address:  ingress + "/brokers/default/default",
+			Delivery: brokerDelivery,
+			Triggers: []routing.Trigger{
+				{
+					Object:  routing.Object{Namespace: "default", Name: "a-duck-typed"},
+					Filters: []routing.Filter{{Any: []routing.Filter{{Exact: map[string]string{"type": "a"}}, {Not: &routing.Filter{CESQL: "source = 'x'"}}}}},
+					// Not in the repository: left for the runtime to resolve.
+					Subscriber: routing.Destination{URI: "extra", Ref: &routing.Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "ksvc"}},
+					// A Trigger that sets any delivery field ignores the Broker's.
+					Delivery: &routing.Delivery{Retry: 1, Timeout: routing.Duration(2 * time.Second), Format: "json"},
+				},
+				{
+					Object:     routing.Object{Namespace: "default", Name: "b-service-relative"},
+					Attributes: map[string]string{"type": "a", "source": ""},
+					Subscriber: routing.Destination{URI: "http://svc.default.svc.example.internal/hook?x=1"},
+					// An empty delivery sets no field, so the Broker's applies.
+					Delivery: brokerDelivery,
+				},
+				{
+					Object:     routing.Object{Namespace: "default", Name: "to-channel"},
+					Subscriber: routing.Destination{URI: ingress + "/channels/default/default"},
+					Delivery:   brokerDelivery,
+				},
+			},
+		}},
+		Channels: []routing.Channel{{
+			Object:   routing.Object{Namespace: "default", Name: "default"},
+			Path:     "/channels/default/default",
+			Address:  ingress + "/channels/default/default",
+			Delivery: &routing.Delivery{Retry: 2},
+			Subscriptions: []routing.Subscription{{
+				Object:     routing.Object{Namespace: "default", Name: "reply-to-broker"},
+				Subscriber: &routing.Destination{URI: "http://logger.example.com/"},
+				Reply:      &routing.Destination{URI: ingress + "/brokers/default/default"},
+				Delivery:   &routing.Delivery{Retry: 2},
+			}},
+		}},
+	}
+	// Spec hashes are checked separately; they are opaque here.
+	opts := cmp.Transformer("noHash", func(o routing.Object) routing.Object { o.SpecHash = ""; return o })
+	if d := cmp.Diff(want, got, opts); d != "" {
+		t.Errorf("Compile() (-want +got):\n%s", d)
+	}
+}
+
+func TestSpecHashFollowsTheSpec(t *testing.T) {
+	base := compile(t, map[string]string{"knc.yaml": config, "objects.yaml": manifests})
+	// An unchanged spec in a changed file hashes the same.
+	withComment := compile(t, map[string]string{"knc.yaml": config, "objects.yaml": manifests + "\n---\n# trailing comment\n"})
+	if a, b := base.Brokers[0].Triggers[1].SpecHash, withComment.Brokers[0].Triggers[1].SpecHash; a != b || a == "" {
+		t.Errorf("hash of an unchanged spec changed: %q vs %q", a, b)
+	}
+	changed := compile(t, map[string]string{"knc.yaml": config, "objects.yaml": manifests + `---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: b-service-relative, namespace: other}
+spec:
+  broker: default
+  subscriber: {uri: "http://x/"}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata: {name: default, namespace: other}
+`})
+	if base.Brokers[0].SpecHash == "" || len(changed.Brokers) != 2 {
+		t.Fatalf("unexpected table: %+v", changed.Brokers)
+	}
+	if changed.Brokers[1].Triggers[0].SpecHash == base.Brokers[0].Triggers[1].SpecHash {
+		t.Errorf("different specs hash the same")
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"PT0.2S", 200 * time.Millisecond},
+		{"PT1,5S", 1500 * time.Millisecond},
+		{"PT5M", 5 * time.Minute},
+		{"PT1H2M3S", time.Hour + 2*time.Minute + 3*time.Second},
+		{"P1D", 24 * time.Hour},
+		{"P1W", 7 * 24 * time.Hour},
+		{"P1DT12H", 36 * time.Hour},
+	} {
+		got, err := routes.ParseDuration(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "P", "PT", "P1DT", "1S", "PT-1S", "200ms"} {
+		if _, err := routes.ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) succeeded, want an error", bad)
+		}
+	}
+}
