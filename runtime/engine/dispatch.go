@@ -159,6 +159,13 @@ func (d *dispatch) deliver(ctx context.Context) {
 			d.src.metrics.drop(dropNoReplyDestination)
 		}
 	}
+	if !r.Success && !d.e.accepting.Load() {
+		// Shutting down: the failure may be this runtime's own ingress
+		// going away. Nothing is final while draining; the delivery is
+		// tried again after the restart.
+		d.e.settle(d.msg.Nak(), "release", d.msg)
+		return
+	}
 	if r.Success {
 		d.src.metrics.delivered.Inc()
 		if at, ok := acceptedAt(d.msg.Headers()); ok {
@@ -198,6 +205,10 @@ func (d *dispatch) deliver(ctx context.Context) {
 func (d *dispatch) deadLetter(ctx context.Context) {
 	r := d.send(ctx, d.ev, d.t.deadLetterURL)
 	if d.abandoned(ctx) {
+		return
+	}
+	if !r.Success && !d.e.accepting.Load() {
+		d.e.settle(d.msg.Nak(), "release", d.msg)
 		return
 	}
 	if r.Success {

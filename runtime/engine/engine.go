@@ -136,6 +136,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	e.server, err = natsserver.Start(natsserver.Options{
 		StoreDir:      filepath.Join(e.opts.DataDir, "jetstream"),
 		MaxStoreBytes: e.opts.MaxStoreBytes,
+		MaxPayload:    maxPayload(e.opts.MaxBodyBytes),
 		ListenAddr:    e.opts.NATSAddr,
 		Logger:        e.log,
 	})
@@ -199,6 +200,18 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	close(e.readyCh)
 	e.log.Info("serving", "url", e.baseURL, "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels))
 	return nil
+}
+
+// maxPayload is the NATS message size that holds any event the runtime
+// takes in: an ingress body or a reply, plus its attributes as headers.
+func maxPayload(maxBody int64) int32 {
+	const headroom = 256 << 10
+	n := max(maxBody, delivery.DefaultMaxReplyBytes) + headroom
+	if n > 64<<20 {
+		// NATS refuses larger payloads; ingress bodies above it get 503.
+		n = 64 << 20
+	}
+	return int32(n)
 }
 
 // baseURL is the URL events are sent to; a wildcard listen address is

@@ -167,3 +167,33 @@ func TestDeliversToMatchingTrigger(t *testing.T) {
 		t.Errorf("trigger b got %d events of type a", n)
 	}
 }
+
+// TestLargeEvent checks that an event near the body limit passes through
+// NATS, whose default message limit is smaller.
+func TestLargeEvent(t *testing.T) {
+	sub := newRecorder(t)
+	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil))})
+	body := strings.Repeat("0123456789abcdef", (3<<20)/16)
+	req, err := http.NewRequest(http.MethodPost, e.URL()+"/brokers/ns/b", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", "large")
+	req.Header.Set("Ce-Source", "/test")
+	req.Header.Set("Ce-Type", "t")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST of 3 MiB = %d, want 202", resp.StatusCode)
+	}
+	eventually(t, 10*time.Second, "the large event", func() bool { return sub.count() == 1 })
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if got := string(sub.events[0].body); got != body {
+		t.Errorf("delivered body of %d bytes differs from the %d sent", len(got), len(body))
+	}
+}

@@ -24,6 +24,9 @@ type Options struct {
 	MaxStoreBytes int64
 	// MaxMemoryBytes caps JetStream memory storage; 0 lets the server choose.
 	MaxMemoryBytes int64
+	// MaxPayload is the largest message, headers included; 0 keeps NATS's
+	// default of 1 MiB. Set it above the largest event the runtime accepts.
+	MaxPayload int32
 	// ListenAddr, when set ("127.0.0.1:4222"), also accepts NATS clients over
 	// TCP, for inspecting streams with the nats CLI. Empty means no port.
 	ListenAddr string
@@ -54,6 +57,7 @@ func Start(opts Options) (*Server, error) {
 		StoreDir:           opts.StoreDir,
 		JetStreamMaxStore:  opts.MaxStoreBytes,
 		JetStreamMaxMemory: opts.MaxMemoryBytes,
+		MaxPayload:         opts.MaxPayload,
 		// The embedding process owns signal handling and its own shutdown.
 		NoSigs: true,
 		// Only the in-process connection is needed unless a port is asked for.

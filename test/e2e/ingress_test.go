@@ -170,4 +170,10 @@ func TestIngressConcurrentPosts(t *testing.T) {
 	if len(seen) != senders*each {
 		t.Errorf("%d distinct events delivered, want %d", len(seen), senders*each)
 	}
+	eventually(t, 10*time.Second, "every delivery in the latency histogram", func() bool {
+		return metric(t, k.url, "knc_delivery_latency_seconds_count", map[string]string{"name": "b"}) == senders*each
+	})
+	if got := metric(t, k.url, "knc_events_delivered_total", map[string]string{"namespace": "e2e", "kind": "broker", "name": "b"}); got != senders*each {
+		t.Errorf("knc_events_delivered_total = %v, want %d", got, senders*each)
+	}
 }
