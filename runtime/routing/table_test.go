@@ -73,7 +73,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"two dialects", func(s string) string { return strings.Replace(s, `"exact": {`, `"cesql": "true", "exact": {`, 1) }, "filters[0]: exactly one dialect must be set, found 2"},
 		{"bad policy", func(s string) string { return strings.Replace(s, `"exponential"`, `"random"`, 1) }, `unknown backoffPolicy "random"`},
 		{"bad duration", func(s string) string { return strings.Replace(s, `"200ms"`, `"PT0.2S"`, 1) }, `duration "PT0.2S"`},
-		{"duplicate path", func(s string) string { return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1) }, `is already served by broker default/default`},
+		{"duplicate path", func(s string) string {
+			return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1)
+		}, `is already served by broker default/default`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
