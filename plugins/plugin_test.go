@@ -1,0 +1,193 @@
+package plugins_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/plugins"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// TestKncClaimsWhatTheRoutesServe checks that knc's plugin renders a
+// runtime for exactly the Brokers and Channels the routing table serves.
+func TestKncClaimsWhatTheRoutesServe(t *testing.T) {
+	reg := plugins.NewRegistry(plugins.KncOptions{Image: "img"})
+	for _, class := range []string{"knc", "MTChannelBasedBroker", "Kafka", "", "KNC"} {
+		b := &model.Broker{Metadata: model.ObjectMeta{Annotations: map[string]string{model.BrokerClassAnnotation: class}}}
+		p := reg.ForBroker(class)
+		if got, want := p != nil && p.Name() == "knc", routes.ServesBroker(b); got != want {
+			t.Errorf("class %q: knc plugin %v, routes serve %v", class, got, want)
+		}
+	}
+	for _, k := range []plugins.ChannelKind{
+		{APIVersion: model.ChannelAPIVersionKnc, Kind: model.ChannelKindKnc},
+		{APIVersion: "messaging.knative.dev/v1", Kind: "InMemoryChannel"},
+		{APIVersion: "messaging.knative.dev/v1beta1", Kind: "KafkaChannel"},
+		{APIVersion: "messaging.knative.dev/v1beta1", Kind: "InMemoryChannel"},
+	} {
+		c := &model.Channel{Spec: model.ChannelSpec{ChannelTemplate: &model.ChannelTemplateSpec{APIVersion: k.APIVersion, Kind: k.Kind}}}
+		p := reg.ForChannel(k)
+		if got, want := p != nil && p.Name() == "knc", routes.ServesChannel(c); got != want {
+			t.Errorf("channel %s: knc plugin %v, routes serve %v", k, got, want)
+		}
+	}
+}
+
+type fakePlugin struct {
+	name   string
+	claims plugins.Claims
+}
+
+func (f fakePlugin) Name() string                                      { return f.name }
+func (f fakePlugin) Claims() plugins.Claims                            { return f.claims }
+func (f fakePlugin) Render(*plugins.Request) ([]plugins.Object, error) { return nil, nil }
+
+func TestRegisterRefusesDoubleClaims(t *testing.T) {
+	reg := plugins.NewRegistry(plugins.KncOptions{})
+	tests := []struct {
+		plugin fakePlugin
+		want   string
+	}{
+		{fakePlugin{"other", plugins.Claims{BrokerClasses: []string{"knc"}}}, `plugin other claims Broker class "knc", already claimed by plugin knc`},
+		{fakePlugin{"other", plugins.Claims{ChannelKinds: []plugins.ChannelKind{{APIVersion: "messaging.knative.dev/v1", Kind: "InMemoryChannel"}}}}, "plugin other claims Channel kind messaging.knative.dev/v1 InMemoryChannel, already claimed by plugin knc"},
+		{fakePlugin{"knc", plugins.Claims{BrokerClasses: []string{"x"}}}, "two plugins are named knc"},
+	}
+	for _, tt := range tests {
+		err := reg.Register(tt.plugin)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Register(%v) = %v, want %q", tt.plugin, err, tt.want)
+		}
+	}
+	if err := reg.Register(fakePlugin{"mine", plugins.Claims{BrokerClasses: []string{"x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := reg.ForBroker("x"); p == nil || p.Name() != "mine" {
+		t.Errorf("ForBroker(x) = %v", p)
+	}
+}
+
+func writePlugin(t *testing.T, root, name, src string) {
+	t.Helper()
+	dir := filepath.Join(root, plugins.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.cue"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadCUEReportsBrokenPlugins(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      string
+	}{
+		{"neither", "package p\nrender: output: []\n", "plugin neither declares neither class (a Broker class) nor channel (a channel template's apiVersion and kind)"},
+		{"both", "package p\nclass: \"a\"\nchannel: {apiVersion: \"x/v1\", kind: \"K\"}\nrender: output: []\n", "plugin both declares both class and channel; a plugin renders either Brokers or Channels"},
+		{"nooutput", "package p\nclass: \"a\"\n", "render.output: plugin nooutput has no render.output: the list of objects it renders"},
+		{"badclass", "package p\nclass: 3\nrender: output: []\n", "class: must be a non-empty string: the Broker class the plugin renders"},
+		{"syntax", "package p\nclass: \n", "expected operand, found 'EOF'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writePlugin(t, root, tt.name, tt.src)
+			ps, diags, err := plugins.LoadCUE(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) != 0 {
+				t.Errorf("loaded %d plugins", len(ps))
+			}
+			if len(diags) != 1 || !strings.Contains(diags[0].String(), tt.want) {
+				t.Errorf("diagnostics %v, want one saying %q", diags, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadCUEWithoutPlugins(t *testing.T) {
+	ps, diags, err := plugins.LoadCUE(t.TempDir())
+	if err != nil || len(ps) != 0 || len(diags) != 0 {
+		t.Errorf("LoadCUE = %v, %v, %v; want nothing", ps, diags, err)
+	}
+}
+
+func TestCUEChannelPlugin(t *testing.T) {
+	root := t.TempDir()
+	writePlugin(t, root, "hooks", `package hooks
+channel: {apiVersion: "example.dev/v1", kind: "Hook"}
+render: {
+	input: {namespace: string, channel: {metadata: name: string, ...}}
+	output: [
+		{apiVersion: "v1", kind: "ConfigMap", metadata: name: input.channel.metadata.name},
+		{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "shared", namespace: "elsewhere"}},
+	]
+}
+`)
+	ps, diags, err := plugins.LoadCUE(root)
+	if err != nil || len(diags) > 0 {
+		t.Fatal(err, diags)
+	}
+	if diff := cmp.Diff(plugins.Claims{ChannelKinds: []plugins.ChannelKind{{APIVersion: "example.dev/v1", Kind: "Hook"}}}, ps[0].Claims()); diff != "" {
+		t.Errorf("claims (-want +got):\n%s", diff)
+	}
+	channel := func(name string) plugins.Claimed {
+		return plugins.Claimed{Object: plugins.Object{"kind": "Channel", "metadata": map[string]any{"name": name, "namespace": "ns"}}}
+	}
+	objs, err := ps[0].Render(&plugins.Request{Namespace: "ns", Channels: []plugins.Claimed{channel("a"), channel("b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		md := o["metadata"].(map[string]any)
+		got = append(got, md["namespace"].(string)+"/"+md["name"].(string))
+	}
+	want := []string{"ns/a", "elsewhere/shared", "ns/b", "elsewhere/shared"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+func TestCUEPluginOutputMustBeObjects(t *testing.T) {
+	root := t.TempDir()
+	writePlugin(t, root, "bad", `package bad
+class: "x"
+render: output: [{kind: "ConfigMap"}, {apiVersion: "v1", kind: "ConfigMap", metadata: {}}]
+`)
+	ps, diags, err := plugins.LoadCUE(root)
+	if err != nil || len(diags) > 0 {
+		t.Fatal(err, diags)
+	}
+	_, err = ps[0].Render(&plugins.Request{Namespace: "ns", Brokers: []plugins.Claimed{{Object: plugins.Object{"kind": "Broker", "metadata": map[string]any{"name": "b"}}}}})
+	var msgs []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		_, msg, _ := strings.Cut(line, ": ")
+		msgs = append(msgs, msg)
+	}
+	want := []string{
+		"render.output[0]: plugin bad rendering Broker ns/b: not a Kubernetes object: apiVersion and kind are required",
+		"render.output[1].metadata.name: plugin bad rendering Broker ns/b: every object needs a name",
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestKncRuntimeNeedsRoutes checks that a namespace whose table is empty
+// gets no runtime.
+func TestKncRuntimeNeedsRoutes(t *testing.T) {
+	p := plugins.NewKnc(plugins.KncOptions{Image: "img"})
+	objs, err := p.Render(&plugins.Request{Namespace: "ns", Table: &routing.Table{}, Config: project.Default()})
+	if err != nil || len(objs) != 0 {
+		t.Errorf("Render = %d objects, %v; want none", len(objs), err)
+	}
+}
