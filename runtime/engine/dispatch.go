@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -82,7 +83,7 @@ type dispatch struct {
 }
 
 func (d *dispatch) logAttrs(args ...any) []any {
-	return append([]any{d.src.kind.String(), d.src.obj.Key(), d.t.kind, d.t.obj.Key(), "event", d.ev.ID(), "attempt", d.attempt}, args...)
+	return append([]any{d.src.kind.String(), d.src.obj.Key(), strings.ToLower(d.t.kind), d.t.obj.Key(), "event", d.ev.ID(), "attempt", d.attempt}, args...)
 }
 
 // keepClaim tells JetStream the message is still being worked on while an
@@ -203,6 +204,13 @@ func (d *dispatch) deliver(ctx context.Context) {
 // deadLetter delivers a message of the dead stage to the dead-letter sink,
 // retried like the delivery it replaces.
 func (d *dispatch) deadLetter(ctx context.Context) {
+	if d.t.deadLetterURL == "" {
+		// A reload removed the sink after the event was set aside for it.
+		d.e.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", d.logAttrs()...)
+		d.src.metrics.drop(dropNoDeadLetterSink)
+		d.e.settle(d.msg.Ack(), "acknowledge", d.msg)
+		return
+	}
 	r := d.send(ctx, d.ev, d.t.deadLetterURL)
 	if d.abandoned(ctx) {
 		return
