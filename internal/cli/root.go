@@ -88,6 +88,8 @@ embedded NATS JetStream server.`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newSendCmd(),
+		newDisplayCmd(),
 		newValidateCmd(),
 		newRunCmd(),
 		newRouteCmd(),

@@ -1,16 +1,22 @@
 package cli
 
 import (
-	"context"
+	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"knc": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// Main, as in the real binary, turns SIGINT and SIGTERM into a
+		// cancelled context, so that `kill -INT` in a script stops a
+		// server cleanly.
+		"knc": func() { os.Exit(Main()) },
 	})
 }
 
@@ -21,5 +27,44 @@ func TestScript(t *testing.T) {
 		Dir:                 "testdata/script",
 		UpdateScripts:       os.Getenv("KNC_UPDATE") != "",
 		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"freeport": cmdFreePort,
+			"waitfor":  cmdWaitFor,
+		},
 	})
+}
+
+// cmdFreePort sets the environment variable named by its argument to a TCP
+// port that is free on 127.0.0.1.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// cmdWaitFor waits until something accepts TCP connections at the host and
+// port of a URL, for at most 30 seconds.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor URL")
+	}
+	u, err := url.Parse(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens at %s: %v", u.Host, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
