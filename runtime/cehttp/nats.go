@@ -43,42 +43,73 @@ func ToNATS(e *event.Event, subject string) *nats.Msg {
 	if e.Context == nil {
 		return m
 	}
-	ec := e.Context.AsV1()
-	h := make(nats.Header, 6+len(ec.Extensions))
-	h[natsPrefix+"specversion"] = []string{event.CloudEventsVersionV1}
-	h[natsPrefix+"id"] = []string{natsEscape(ec.ID)}
-	h[natsPrefix+"source"] = []string{natsEscape(ec.Source.String())}
-	h[natsPrefix+"type"] = []string{natsEscape(ec.Type)}
+	ec := asV1(e.Context)
+	n := 4 + len(ec.Extensions)
+	for _, present := range []bool{ec.DataContentType != nil, ec.Subject != nil, ec.Time != nil, ec.DataSchema != nil, e.DataBase64} {
+		if present {
+			n++
+		}
+	}
+	for _, v := range ec.Extensions {
+		if _, ok := v.(string); !ok {
+			n++ // knc-ce-types
+			break
+		}
+	}
+	h := make(nats.Header, n)
+	// One backing array for all the one-element value slices.
+	values := make([]string, 0, n)
+	set := func(key, value string) {
+		values = append(values, value)
+		h[key] = values[len(values)-1 : len(values) : len(values)]
+	}
+	set(natsPrefix+"specversion", event.CloudEventsVersionV1)
+	set(natsPrefix+"id", natsEscape(ec.ID))
+	set(natsPrefix+"source", natsEscape(ec.Source.String()))
+	set(natsPrefix+"type", natsEscape(ec.Type))
 	if ec.DataContentType != nil {
-		h[natsContentType] = []string{natsEscape(*ec.DataContentType)}
+		set(natsContentType, natsEscape(*ec.DataContentType))
 	}
 	if ec.Subject != nil {
-		h[natsPrefix+"subject"] = []string{natsEscape(*ec.Subject)}
+		set(natsPrefix+"subject", natsEscape(*ec.Subject))
 	}
 	if ec.Time != nil {
 		// The offset is kept, unlike in HTTP, so the time reads back equal.
-		h[natsPrefix+"time"] = []string{ec.Time.Time.Format(time.RFC3339Nano)}
+		set(natsPrefix+"time", ec.Time.Time.Format(time.RFC3339Nano))
 	}
 	if ec.DataSchema != nil {
-		h[natsPrefix+"dataschema"] = []string{natsEscape(ec.DataSchema.String())}
+		set(natsPrefix+"dataschema", natsEscape(ec.DataSchema.String()))
 	}
 	var kinds []string
 	for name, v := range ec.Extensions {
 		s, kind := formatExtension(v)
-		h[natsPrefix+name] = []string{natsEscape(s)}
+		set(natsExtensionKey(name), natsEscape(s))
 		if kind != "" {
 			kinds = append(kinds, name+"="+kind)
 		}
 	}
 	if len(kinds) > 0 {
 		sort.Strings(kinds)
-		h[natsTypes] = []string{strings.Join(kinds, ",")}
+		set(natsTypes, strings.Join(kinds, ","))
 	}
 	if e.DataBase64 {
-		h[natsDataBase64] = []string{"true"}
+		set(natsDataBase64, "true")
 	}
 	m.Header = h
 	return m
+}
+
+var extensionKeyCache boundedCache[string]
+
+// natsExtensionKey returns "ce-"+name; events carry few distinct
+// extensions, so the keys are built once.
+func natsExtensionKey(name string) string {
+	if k, ok := extensionKeyCache.get(name); ok {
+		return k
+	}
+	k := natsPrefix + name
+	extensionKeyCache.put(name, k)
+	return k
 }
 
 // formatExtension returns the text of an extension value and, when it is
@@ -119,7 +150,8 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 			kinds[name] = kind
 		}
 	}
-	ec := &event.EventContextV1{}
+	b := new(binaryEvent)
+	b.event.Context = &b.context
 	for key, values := range h {
 		if len(values) == 0 {
 			continue
@@ -129,7 +161,8 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 			if err != nil {
 				return nil, attrError("datacontenttype", "bad escape", err)
 			}
-			ec.DataContentType = &ct
+			b.contentType = ct
+			b.context.DataContentType = &b.contentType
 			continue
 		}
 		name, ok := strings.CutPrefix(key, natsPrefix)
@@ -140,38 +173,39 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 		if err != nil {
 			return nil, attrError(name, "bad escape", err)
 		}
-		if err := setNATSAttribute(ec, name, value, kinds[name]); err != nil {
+		if err := b.setFromNATS(name, value, kinds[name]); err != nil {
 			return nil, err
 		}
 	}
-	if err := validateContext(ec); err != nil {
+	if err := validateContext(&b.context); err != nil {
 		return nil, err
 	}
-	e := &event.Event{Context: ec}
 	if len(m.Data) > 0 {
-		e.DataEncoded = m.Data
+		b.event.DataEncoded = m.Data
 	}
 	if v := h[natsDataBase64]; len(v) > 0 && v[0] == "true" {
-		e.DataBase64 = true
+		b.event.DataBase64 = true
 	}
-	return e, nil
+	return &b.event, nil
 }
 
-func setNATSAttribute(ec *event.EventContextV1, name, value, kind string) error {
+func (b *binaryEvent) setFromNATS(name, value, kind string) error {
+	ec := &b.context
 	switch name {
 	case "specversion":
 	case "id":
 		ec.ID = value
 	case "source":
-		u, err := url.Parse(value)
+		u, err := parseURL(value)
 		if err != nil {
 			return attrError("source", "is not a URI-reference", err)
 		}
-		ec.Source = types.URIRef{URL: *u}
+		ec.Source = types.URIRef{URL: u}
 	case "type":
 		ec.Type = value
 	case "subject":
-		ec.Subject = &value
+		b.subject = value
+		ec.Subject = &b.subject
 	case "dataschema":
 		u, err := url.Parse(value)
 		if err != nil {
@@ -183,14 +217,15 @@ func setNATSAttribute(ec *event.EventContextV1, name, value, kind string) error 
 		if err != nil {
 			return attrError("time", "is not an RFC 3339 timestamp", err)
 		}
-		ec.Time = &types.Timestamp{Time: t}
+		b.time.Time = t
+		ec.Time = &b.time
 	default:
 		v, err := parseExtension(value, kind)
 		if err != nil {
 			return attrError(name, "is not a valid "+kind, err)
 		}
 		if ec.Extensions == nil {
-			ec.Extensions = make(map[string]any, 4)
+			ec.Extensions = make(map[string]any)
 		}
 		ec.Extensions[name] = v
 	}

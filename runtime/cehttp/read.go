@@ -122,6 +122,11 @@ func read(h http.Header, body io.Reader, contentLength, maxBody int64, optional 
 	}
 }
 
+// maxPreallocBytes bounds the buffer allocated up front from a declared
+// Content-Length: beyond it, the buffer grows with what actually arrives, so
+// that a header alone cannot make the process allocate gigabytes.
+const maxPreallocBytes = 4 << 20
+
 // readBody reads a whole body, allocating once when its length is known.
 func readBody(body io.Reader, contentLength, maxBody int64) ([]byte, error) {
 	if body == nil || body == http.NoBody {
@@ -129,7 +134,7 @@ func readBody(body io.Reader, contentLength, maxBody int64) ([]byte, error) {
 	}
 	var data []byte
 	var err error
-	if contentLength > 0 {
+	if contentLength > 0 && contentLength <= maxPreallocBytes {
 		data = make([]byte, contentLength)
 		_, err = io.ReadFull(body, data)
 	} else {

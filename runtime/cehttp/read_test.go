@@ -260,3 +260,19 @@ func TestReadReply(t *testing.T) {
 		})
 	}
 }
+
+// TestReadRequestDoesNotTrustContentLength checks that a huge declared
+// length with a short body costs an error, not a huge allocation.
+func TestReadRequestDoesNotTrustContentLength(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Body = io.NopCloser(strings.NewReader("short"))
+	r.ContentLength = 1 << 40
+	r.Header = http.Header{"Ce-Specversion": {"1.0"}, "Ce-Id": {"1"}, "Ce-Source": {"/s"}, "Ce-Type": {"t"}}
+	e, err := ReadRequest(r, 0)
+	if err != nil {
+		t.Fatalf("ReadRequest: %v", err)
+	}
+	if string(e.DataEncoded) != "short" {
+		t.Errorf("payload = %q, want %q", e.DataEncoded, "short")
+	}
+}

@@ -23,7 +23,7 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 	if e.Context == nil {
 		return nil, fmt.Errorf("building request for %s: event has no context", url)
 	}
-	ec := e.Context.AsV1()
+	ec := asV1(e.Context)
 	if format != routing.FormatJSON {
 		if h, ok := binaryHeaders(ec); ok {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(e.DataEncoded))
@@ -53,9 +53,14 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 // value would not arrive unchanged.
 func binaryHeaders(ec *event.EventContextV1) (http.Header, bool) {
 	n := 5 + len(ec.Extensions)
+	for _, present := range []bool{ec.DataContentType != nil, ec.Subject != nil, ec.Time != nil, ec.DataSchema != nil} {
+		if present {
+			n++
+		}
+	}
 	// One backing array for all the one-element value slices.
-	values := make([]string, 0, n+4)
-	h := make(http.Header, n+4)
+	values := make([]string, 0, n)
+	h := make(http.Header, n)
 	ok := true
 	set := func(key, value string) {
 		if !headerSafe(value) {
@@ -94,6 +99,17 @@ func binaryHeaders(ec *event.EventContextV1) (http.Header, bool) {
 // extensionHeader returns the canonical header name of an extension, whose
 // name is lower-case ASCII letters and digits.
 func extensionHeader(name string) string {
+	if k, ok := extensionHeaderCache.get(name); ok {
+		return k
+	}
+	k := canonicalExtensionHeader(name)
+	extensionHeaderCache.put(name, k)
+	return k
+}
+
+var extensionHeaderCache boundedCache[string]
+
+func canonicalExtensionHeader(name string) string {
 	var b strings.Builder
 	b.Grow(len(headerPrefix) + len(name))
 	b.WriteString(headerPrefix)
@@ -149,3 +165,12 @@ func dataFitsJSON(e *event.Event) bool {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// asV1 returns c as a 1.0 context, without the copy AsV1 makes of one that
+// already is.
+func asV1(c event.EventContext) *event.EventContextV1 {
+	if ec, ok := c.(*event.EventContextV1); ok {
+		return ec
+	}
+	return c.AsV1()
+}
