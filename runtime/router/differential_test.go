@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -209,9 +210,7 @@ func TestIndexIsUsed(t *testing.T) {
 	}
 	exact, prefix := 0, 0
 	for _, x := range m.index.exact {
-		for _, ts := range x.byValue {
-			exact += len(ts)
-		}
+		exact += len(x.byValue.triggers)
 	}
 	for _, p := range m.index.prefix {
 		prefix += p.root.count()
@@ -247,4 +246,51 @@ func FuzzMatch(f *testing.F) {
 			checkAgainstReference(t, m, triggers, genEvent(c))
 		}
 	})
+}
+
+// TestHashedValueTable covers the hashed form of the exact index (more than
+// smallTable values), including hash collisions, which it resolves by the
+// full evaluation of every Trigger it returns.
+func TestHashedValueTable(t *testing.T) {
+	c := randChooser{rand.New(rand.NewPCG(3, 0x6b6e63))}
+	var triggers []routing.Trigger
+	for i := range 300 {
+		// Distinct and repeated types, some with a second condition.
+		f := routing.Filter{Exact: map[string]string{"type": fmt.Sprintf("type-%d", i%100)}}
+		tr := trigger(fmt.Sprint("t", i), f)
+		if i%3 == 0 {
+			tr.Filters = append(tr.Filters, genFilter(c, 1))
+		}
+		triggers = append(triggers, tr)
+	}
+	events := make([]*event.Event, 0, 300)
+	for range 300 {
+		e := genEvent(c)
+		e.SetType(fmt.Sprintf("type-%d", c.intn(120)))
+		events = append(events, e)
+	}
+
+	m, err := Compile(triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeIndex := slices.IndexFunc(m.index.exact, func(x exactIndex) bool { return x.attr.name == "type" })
+	if typeIndex < 0 || m.index.exact[typeIndex].byValue.slots == nil {
+		t.Fatal("the index of type is missing or not hashed")
+	}
+	for _, e := range events {
+		checkAgainstReference(t, m, triggers, e)
+	}
+
+	// Make every filled slot return every Trigger of the table, as if all
+	// values collided.
+	vt := &m.index.exact[typeIndex].byValue
+	for i := range vt.slots {
+		if vt.slots[i].hash != 0 {
+			vt.slots[i].span = span{0, int32(len(vt.triggers))}
+		}
+	}
+	for _, e := range events {
+		checkAgainstReference(t, m, triggers, e)
+	}
 }

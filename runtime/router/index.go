@@ -2,6 +2,7 @@ package router
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 	"strings"
 )
@@ -27,7 +28,7 @@ type index struct {
 // exactIndex files Triggers by the required value of one attribute.
 type exactIndex struct {
 	attr    attribute
-	byValue map[string][]int32
+	byValue valueTable
 }
 
 // prefixIndex files Triggers by a required prefix of one attribute.
@@ -79,6 +80,7 @@ func buildIndex(conditions []condition) index {
 	}
 
 	var ix index
+	var exactFiled []map[string][]int32 // parallel to ix.exact
 	exactAt := map[string]int{}
 	prefixAt := map[string]int{}
 	for i, as := range anchors {
@@ -100,10 +102,14 @@ func buildIndex(conditions []condition) index {
 			if !found {
 				j = len(ix.exact)
 				exactAt[best.attr.name] = j
-				ix.exact = append(ix.exact, exactIndex{attr: best.attr, byValue: map[string][]int32{}})
+				ix.exact = append(ix.exact, exactIndex{attr: best.attr})
+				exactFiled = append(exactFiled, map[string][]int32{})
 			}
-			ix.exact[j].byValue[best.value] = append(ix.exact[j].byValue[best.value], t)
+			exactFiled[j][best.value] = append(exactFiled[j][best.value], t)
 		}
+	}
+	for j := range ix.exact {
+		ix.exact[j].byValue = newValueTable(exactFiled[j])
 	}
 	return ix
 }
@@ -162,7 +168,7 @@ func (ix *index) match(conditions []condition, v *eventView, dst []int) []int {
 		if !ok {
 			continue
 		}
-		for _, t := range x.byValue[value] {
+		for _, t := range x.byValue.lookup(value) {
 			if conditions[t].passes(v) {
 				dst = append(dst, int(t))
 			}
@@ -252,4 +258,107 @@ func commonPrefixLen(a, b string) int {
 		}
 	}
 	return n
+}
+
+// valueTable maps attribute values to the Triggers filed under them. It is
+// built once and then only read.
+//
+// A table of a few values is scanned. A larger one is an open-addressing
+// table of value hashes that does not keep the values themselves: every
+// Trigger it returns is evaluated in full, which compares the value anyway,
+// so a hash collision costs one wasted evaluation and never a wrong match.
+// Not comparing the value twice, and probing a dense array of 16-byte slots
+// rather than a Go map's string keys, keeps the lookup cost of a Broker with
+// thousands of Triggers close to that of one with a single Trigger.
+type valueTable struct {
+	// small holds the values when there are at most smallTable of them.
+	small []string
+	// smallSpans[i] locates the Triggers of small[i] in triggers.
+	smallSpans []span
+	// seed, mask and slots form the hashed table.
+	seed     maphash.Seed
+	mask     uint64
+	slots    []hashSlot
+	triggers []int32
+}
+
+type span struct{ start, end int32 }
+
+// hashSlot is one slot of the hashed table: hash is 0 when the slot is
+// empty, else the (non-zero) hash of the values whose Triggers span
+// locates. Keeping both in one 16-byte slot makes a probe one memory access.
+type hashSlot struct {
+	hash uint64
+	span span
+}
+
+// smallTable is the number of values up to which scanning them is cheaper
+// than hashing the looked-up value.
+const smallTable = 8
+
+func newValueTable(byValue map[string][]int32) valueTable {
+	var vt valueTable
+	values := make([]string, 0, len(byValue))
+	for v := range byValue {
+		values = append(values, v)
+	}
+	slices.Sort(values)
+	if len(values) <= smallTable {
+		for _, v := range values {
+			start := int32(len(vt.triggers))
+			vt.triggers = append(vt.triggers, byValue[v]...)
+			vt.small = append(vt.small, v)
+			vt.smallSpans = append(vt.smallSpans, span{start, int32(len(vt.triggers))})
+		}
+		return vt
+	}
+	// Values whose hashes collide share a slot and a list of Triggers.
+	seed := maphash.MakeSeed()
+	byHash := map[uint64][]int32{}
+	var order []uint64
+	for _, v := range values {
+		h := maphash.String(seed, v) | 1
+		if _, ok := byHash[h]; !ok {
+			order = append(order, h)
+		}
+		byHash[h] = append(byHash[h], byValue[v]...)
+	}
+	size := 2
+	for size < 2*len(order) {
+		size *= 2
+	}
+	vt.seed, vt.mask = seed, uint64(size-1)
+	vt.slots = make([]hashSlot, size)
+	for _, h := range order {
+		i := h & vt.mask
+		for vt.slots[i].hash != 0 {
+			i = (i + 1) & vt.mask
+		}
+		start := int32(len(vt.triggers))
+		vt.triggers = append(vt.triggers, byHash[h]...)
+		vt.slots[i] = hashSlot{hash: h, span: span{start, int32(len(vt.triggers))}}
+	}
+	return vt
+}
+
+// lookup returns the Triggers filed under value (and, in a large table,
+// possibly under values whose hash collides with it), or nil.
+func (vt *valueTable) lookup(value string) []int32 {
+	if vt.slots == nil {
+		for i, v := range vt.small {
+			if v == value {
+				return vt.triggers[vt.smallSpans[i].start:vt.smallSpans[i].end]
+			}
+		}
+		return nil
+	}
+	h := maphash.String(vt.seed, value) | 1
+	for i := h & vt.mask; ; i = (i + 1) & vt.mask {
+		switch s := &vt.slots[i]; s.hash {
+		case h:
+			return vt.triggers[s.span.start:s.span.end]
+		case 0:
+			return nil
+		}
+	}
 }
