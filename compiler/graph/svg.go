@@ -361,7 +361,7 @@ func (l *svgLayout) writeEdge(w *bufio.Writer, e *edge) {
 		x1, y1 := from.x, from.y+from.h*0.75
 		x2 := to.x + to.w/2
 		y2, bend := to.y+to.h, 40.0
-		if y1 > y2 {
+		if to.centreY() <= from.centreY() {
 			bend = max(bend, (y1-y2)/2)
 		} else {
 			y2 = to.y

@@ -1,0 +1,450 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/compiler/model"
+)
+
+// project writes manifests into a temporary directory and draws them.
+func project(t *testing.T, files map[string]string) *graph.Graph {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return load(t, dir)
+}
+
+// outline writes a graph as lines that are easy to compare.
+func outline(g *graph.Graph) []string {
+	var lines []string
+	edges := func(indent string, es []*graph.Edge) {
+		for _, e := range es {
+			line := fmt.Sprintf("%s%s -> %s", indent, e.Role, e.To)
+			if e.Path != "" {
+				line += " path " + e.Path
+			}
+			if e.URI != "" {
+				line += " uri " + e.URI
+			}
+			if e.Status != graph.Unchanged {
+				line += " [" + e.Status.String() + "]"
+			}
+			lines = append(lines, line)
+		}
+	}
+	status := func(s graph.Status) string {
+		if s == graph.Unchanged {
+			return ""
+		}
+		return " [" + s.String() + "]"
+	}
+	for _, ns := range g.Namespaces {
+		lines = append(lines, "namespace "+ns.Name)
+		for _, s := range ns.Sources {
+			line := fmt.Sprintf("  %s class=%q served=%v external=%v", s.ID, s.Class, s.Served, s.External)
+			lines = append(lines, line+status(s.Status))
+			edges("    ", s.Edges)
+			for _, r := range s.Routes {
+				line := "    " + r.ID
+				if r.Filter != "" {
+					line += " filter " + r.Filter
+				}
+				lines = append(lines, line+status(r.Status))
+				edges("      ", r.Edges)
+			}
+		}
+		for _, s := range ns.Sinks {
+			lines = append(lines, "  sink "+s.ID+status(s.Status))
+		}
+	}
+	for _, s := range g.Outside {
+		lines = append(lines, "outside "+s.ID+status(s.Status))
+	}
+	return lines
+}
+
+const broker = `apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata: {name: default}
+spec:
+  delivery:
+    deadLetterSink:
+      ref: {apiVersion: v1, kind: Service, name: dlq}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dlq}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+`
+
+func TestBuild(t *testing.T) {
+	g := project(t, map[string]string{
+		"broker.yaml": broker,
+		"triggers.yaml": `apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: orders}
+spec:
+  broker: default
+  filter: {attributes: {type: order}}
+  subscriber:
+    ref: {apiVersion: v1, kind: Service, name: app}
+    uri: /orders
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: all}
+spec:
+  broker: default
+  subscriber: {uri: "http://example.com/all"}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: ch, namespace: other}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata: {name: s, namespace: other}
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: ch}
+  subscriber:
+    ref: {apiVersion: v1, kind: Service, name: app, namespace: default}
+  reply:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default, namespace: default}
+`,
+	})
+	want := []string{
+		"namespace default",
+		`  Broker/default/default class="knc" served=true external=false`,
+		"    dead letter -> Service/default/dlq uri http://dlq.default.svc.cluster.local/",
+		"    Trigger/default/all",
+		"      subscriber -> uri:http://example.com/all uri http://example.com/all",
+		"    Trigger/default/orders filter type = 'order'",
+		"      subscriber -> Service/default/app path /orders uri http://app.default.svc.cluster.local/orders",
+		"  sink Service/default/app",
+		"  sink Service/default/dlq",
+		"namespace other",
+		`  Channel/other/ch class="JetStreamChannel" served=true external=false`,
+		"    Subscription/other/s",
+		"      subscriber -> Service/default/app uri http://app.default.svc.cluster.local/",
+		"      reply -> Broker/default/default uri http://knc-ingress.default.svc.cluster.local/brokers/default/default",
+		"outside uri:http://example.com/all",
+	}
+	if diff := cmp.Diff(want, outline(g)); diff != "" {
+		t.Errorf("graph (-want +got):\n%s", diff)
+	}
+}
+
+func TestChanges(t *testing.T) {
+	base := project(t, map[string]string{
+		"broker.yaml": broker,
+		"triggers.yaml": `apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: kept}
+spec:
+  broker: default
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: refiltered}
+spec:
+  broker: default
+  filter: {attributes: {type: a}}
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: moved}
+spec:
+  broker: default
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: gone}
+spec:
+  broker: default
+  subscriber: {uri: "http://example.com/gone"}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: quiet}
+`,
+	})
+	head := project(t, map[string]string{
+		"broker.yaml": broker,
+		"triggers.yaml": `apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: kept}
+spec:
+  broker: default
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: refiltered}
+spec:
+  broker: default
+  filter: {attributes: {type: b}}
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: moved}
+spec:
+  broker: default
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: new-app}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: new-app}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: quiet}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: fresh}
+`,
+	})
+	want := []string{
+		"namespace default",
+		// The Broker did not change; it is drawn for its Triggers.
+		`  Broker/default/default class="knc" served=true external=false`,
+		"    Trigger/default/gone [removed]",
+		"      subscriber -> uri:http://example.com/gone uri http://example.com/gone [removed]",
+		"    Trigger/default/moved [changed]",
+		"      subscriber -> Service/default/new-app uri http://new-app.default.svc.cluster.local/ [added]",
+		"      subscriber -> Service/default/app uri http://app.default.svc.cluster.local/ [removed]",
+		"    Trigger/default/refiltered filter type = 'b' [changed]",
+		"      subscriber -> Service/default/app uri http://app.default.svc.cluster.local/",
+		`  Channel/default/fresh class="JetStreamChannel" served=true external=false [added]`,
+		"  sink Service/default/app",
+		"  sink Service/default/new-app [added]",
+		"outside uri:http://example.com/gone [removed]",
+	}
+	changes := graph.Changes(base, head)
+	if diff := cmp.Diff(want, outline(changes)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if !graph.Changes(head, head).Empty() {
+		t.Errorf("a graph compared with itself has changes:\n%s", strings.Join(outline(graph.Changes(head, head)), "\n"))
+	}
+
+	// The changes draw, with their status.
+	var mermaid bytes.Buffer
+	if err := graph.WriteMermaid(&mermaid, changes); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"classDef added", "classDef removed", "classDef changed", "linkStyle "} {
+		if !strings.Contains(mermaid.String(), want) {
+			t.Errorf("Mermaid of changes lacks %q:\n%s", want, mermaid.String())
+		}
+	}
+	checkSVG(t, changes)
+}
+
+func TestTriggerFilter(t *testing.T) {
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name    string
+		filter  *model.TriggerFilter
+		filters []model.SubscriptionsAPIFilter
+		want    string
+	}{
+		{"none", nil, nil, ""},
+		{"empty attributes", &model.TriggerFilter{}, nil, ""},
+		{"attributes", &model.TriggerFilter{Attributes: map[string]string{"type": "a", "source": ""}}, nil, "EXISTS source AND type = 'a'"},
+		{"filters win over filter", &model.TriggerFilter{Attributes: map[string]string{"type": "a"}}, []model.SubscriptionsAPIFilter{{Exact: map[string]string{"type": "b"}}}, "type = 'b'"},
+		{"prefix and suffix escape LIKE", nil, []model.SubscriptionsAPIFilter{{Prefix: map[string]string{"type": "a_b%"}}, {Suffix: map[string]string{"source": `x\`}}}, `type LIKE 'a\_b\%%' AND source LIKE '%x\\'`},
+		{"quotes", nil, []model.SubscriptionsAPIFilter{{Exact: map[string]string{"type": "it's"}}}, `type = 'it\'s'`},
+		{"one cesql", nil, []model.SubscriptionsAPIFilter{{CESQL: str("a = 'x' OR b = 'y'")}}, "a = 'x' OR b = 'y'"},
+		{"cesql combined", nil, []model.SubscriptionsAPIFilter{{CESQL: str("a = 'x' OR b = 'y'")}, {Exact: map[string]string{"type": "t"}}}, "(a = 'x' OR b = 'y') AND type = 't'"},
+		{"any of all", nil, []model.SubscriptionsAPIFilter{{Any: []model.SubscriptionsAPIFilter{
+			{All: []model.SubscriptionsAPIFilter{{Exact: map[string]string{"a": "1"}}, {Exact: map[string]string{"b": "2"}}}},
+			{Not: &model.SubscriptionsAPIFilter{Exact: map[string]string{"c": "3"}}},
+		}}}, "(a = '1' AND b = '2') OR NOT (c = '3')"},
+		{"several keys in one exact", nil, []model.SubscriptionsAPIFilter{{Any: []model.SubscriptionsAPIFilter{
+			{Exact: map[string]string{"a": "1", "b": "2"}}, {Exact: map[string]string{"c": "3"}},
+		}}}, "(a = '1' AND b = '2') OR c = '3'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &model.Trigger{Spec: model.TriggerSpec{Filter: tt.filter, Filters: tt.filters}}
+			if got := graph.TriggerFilter(tr); got != tt.want {
+				t.Errorf("TriggerFilter = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSVG checks every golden project's SVG as an XML document.
+func TestSVG(t *testing.T) {
+	for name, dir := range goldenProjects {
+		t.Run(name, func(t *testing.T) { checkSVG(t, load(t, dir)) })
+	}
+	t.Run("empty", func(t *testing.T) { checkSVG(t, &graph.Graph{}) })
+}
+
+type box struct {
+	id         string
+	x, y, w, h float64
+}
+
+// checkSVG decodes the whole SVG with encoding/xml and checks that it is
+// an SVG 1.1 document with a box for every node, holding its name, inside
+// the image and overlapping no other box, and a path for every edge.
+func checkSVG(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := graph.WriteSVG(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
+	var (
+		root          *xml.StartElement
+		width, height float64
+		boxes         []box
+		names         = map[string]bool{}
+		paths         int
+		stack         []xml.StartElement
+		group         string
+	)
+	attr := func(e xml.StartElement, name string) string {
+		for _, a := range e.Attr {
+			if a.Name.Local == name {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	number := func(e xml.StartElement, name string) float64 {
+		v, err := strconv.ParseFloat(attr(e, name), 64)
+		if err != nil {
+			t.Fatalf("<%s %s=%q>: %v", e.Name.Local, name, attr(e, name), err)
+		}
+		return v
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, buf.String())
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			tok = tok.Copy()
+			if root == nil {
+				root = &tok
+				if tok.Name.Space != "http://www.w3.org/2000/svg" || tok.Name.Local != "svg" || attr(tok, "version") != "1.1" {
+					t.Fatalf("root element is %v version %q, want svg 1.1 in the SVG namespace", tok.Name, attr(tok, "version"))
+				}
+				width, height = number(tok, "width"), number(tok, "height")
+				if attr(tok, "viewBox") != "0 0 "+attr(tok, "width")+" "+attr(tok, "height") {
+					t.Errorf("viewBox %q does not match width and height", attr(tok, "viewBox"))
+				}
+			}
+			if tok.Name.Local == "g" && strings.Contains(attr(tok, "class"), "node") {
+				group = attr(tok, "id")
+			}
+			if tok.Name.Local == "rect" && attr(tok, "class") == "box" {
+				boxes = append(boxes, box{group, number(tok, "x"), number(tok, "y"), number(tok, "width"), number(tok, "height")})
+			}
+			if tok.Name.Local == "path" && strings.Contains(attr(tok, "class"), "edge") {
+				paths++
+				if !strings.HasPrefix(attr(tok, "marker-end"), "url(#arrow") {
+					t.Errorf("edge without an arrowhead: %v", tok.Attr)
+				}
+			}
+			stack = append(stack, tok)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if len(stack) > 0 && stack[len(stack)-1].Name.Local == "text" && attr(stack[len(stack)-1], "class") == "name" {
+				names[string(tok)] = true
+			}
+		}
+	}
+	if root == nil {
+		t.Fatal("no root element")
+	}
+
+	var wantNames []string
+	nodes, edges := 0, 0
+	for _, ns := range g.Namespaces {
+		for _, s := range ns.Sources {
+			nodes++
+			wantNames = append(wantNames, s.Name)
+			edges += len(s.Edges)
+			for _, r := range s.Routes {
+				nodes++
+				edges += 1 + len(r.Edges)
+				wantNames = append(wantNames, r.Name)
+			}
+		}
+		for _, s := range ns.Sinks {
+			nodes++
+			wantNames = append(wantNames, s.Label())
+		}
+	}
+	for _, s := range g.Outside {
+		nodes++
+		wantNames = append(wantNames, s.Label())
+	}
+	if len(boxes) != nodes {
+		t.Errorf("SVG has %d boxes, want one per node: %d", len(boxes), nodes)
+	}
+	if paths != edges {
+		t.Errorf("SVG has %d edges, want %d", paths, edges)
+	}
+	for _, n := range wantNames {
+		if !names[n] && !hasCut(names, n) {
+			t.Errorf("no box is named %q", n)
+		}
+	}
+	for i, a := range boxes {
+		if a.x < 0 || a.y < 0 || a.x+a.w > width || a.y+a.h > height {
+			t.Errorf("box %s (%v) lies outside the %vx%v image", a.id, a, width, height)
+		}
+		for _, b := range boxes[i+1:] {
+			if a.x < b.x+b.w && b.x < a.x+a.w && a.y < b.y+b.h && b.y < a.y+a.h {
+				t.Errorf("boxes %s %v and %s %v overlap", a.id, a, b.id, b)
+			}
+		}
+	}
+}
+
+// hasCut reports whether a name too long for its box is there, shortened.
+func hasCut(names map[string]bool, name string) bool {
+	for n := range names {
+		if prefix, ok := strings.CutSuffix(n, "…"); ok && strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
