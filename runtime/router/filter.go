@@ -47,7 +47,7 @@ func compileTrigger(t *routing.Trigger) (condition, error) {
 			errs = append(errs, err)
 			root.children = append(root.children, c)
 		}
-		return root, errors.Join(errs...)
+		return collapse(root), errors.Join(errs...)
 	}
 	root := condition{kind: condAll, label: "attributes"}
 	for _, name := range sortedKeys(t.Attributes) {
@@ -57,7 +57,17 @@ func compileTrigger(t *routing.Trigger) (condition, error) {
 		}
 		root.children = append(root.children, c)
 	}
-	return root, nil
+	return collapse(root), nil
+}
+
+// collapse replaces an "all" of one condition with that condition, which
+// passes and explains itself identically, saving the hot path a level of
+// indirection for the most common Trigger: a single exact filter.
+func collapse(c condition) condition {
+	if c.kind == condAll && len(c.children) == 1 {
+		return c.children[0]
+	}
+	return c
 }
 
 func compileFilter(f *routing.Filter, path string) (condition, error) {
@@ -131,7 +141,7 @@ func compileList(kind condKind, filters []routing.Filter, path, dialect string) 
 		errs = append(errs, err)
 		c.children = append(c.children, child)
 	}
-	return c, errors.Join(errs...)
+	return collapse(c), errors.Join(errs...)
 }
 
 func sortedKeys(m map[string]string) []string {
