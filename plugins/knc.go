@@ -158,9 +158,14 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		return nil, diags
 	}
 	ns := req.Namespace
-	tableJSON, err := routing.Encode(req.Table)
+	tableJSON, err := encodeTable(req.Table)
 	if err != nil {
 		return nil, err
+	}
+	if len(tableJSON) > MaxTableBytes {
+		var d diag.List
+		d.Add(diag.Pos{}, "", "namespace %s: its routing table takes %d bytes, more than the %d a ConfigMap holds; spread its Brokers and Channels over more namespaces", ns, len(tableJSON), MaxTableBytes)
+		return nil, d
 	}
 	routesName := RoutesConfigPrefix + contentHash(tableJSON)
 	jetstream := map[string]string{
@@ -180,11 +185,6 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		&corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(RuntimeName, ns),
-		},
-		&corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: meta(routesName, ns),
-			Data:       map[string]string{"table.json": string(tableJSON)},
 		},
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -213,7 +213,16 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 	)
 	objs = append(objs, rbac(ns, req.Table)...)
 
-	out := make([]Object, 0, len(objs))
+	// The routing table is built as a map directly: encoding a table of
+	// thousands of routes to JSON and back, to make it generic, would cost
+	// more than building it.
+	out := make([]Object, 0, len(objs)+1)
+	out = append(out, Object{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   map[string]any{"name": routesName, "namespace": ns, "labels": stringMap(runtimeLabels)},
+		"data":       map[string]any{"table.json": string(tableJSON)},
+	})
 	for _, o := range objs {
 		obj, err := toObject(o)
 		if err != nil {
@@ -411,6 +420,14 @@ func meta(name, ns string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: runtimeLabels}
 }
 
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
 func managedLabels() map[string]string {
 	return map[string]string{"app.kubernetes.io/managed-by": "knc"}
 }
@@ -419,6 +436,27 @@ func merge(a, b map[string]string) map[string]string {
 	out := maps.Clone(a)
 	maps.Copy(out, b)
 	return out
+}
+
+// MaxTableBytes bounds a namespace's encoded routing table: the API server
+// refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the object
+// needs a little room.
+const MaxTableBytes = 1<<20 - 4<<10
+
+// encodeTable encodes a table as routing.Encode does, indented for readable
+// diffs, unless that does not fit in a ConfigMap; then compactly, which
+// takes about a third less.
+func encodeTable(t *routing.Table) ([]byte, error) {
+	b, err := routing.Encode(t)
+	if err != nil || len(b) <= MaxTableBytes {
+		return b, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
 }
 
 // contentHash is the first ten hex digits of data's SHA-256: enough to

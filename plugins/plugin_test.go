@@ -1,6 +1,7 @@
 package plugins_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,59 @@ func TestKncRuntimeNeedsRoutes(t *testing.T) {
 	objs, err := p.Render(&plugins.Request{Namespace: "ns", Table: &routing.Table{}, Config: project.Default()})
 	if err != nil || len(objs) != 0 {
 		t.Errorf("Render = %d objects, %v; want none", len(objs), err)
+	}
+}
+
+// bigTable is a namespace's table with n Triggers.
+func bigTable(n int) *routing.Table {
+	b := routing.Broker{Object: routing.Object{Namespace: "ns", Name: "b"}, Path: "/brokers/ns/b"}
+	for i := range n {
+		b.Triggers = append(b.Triggers, routing.Trigger{
+			Object:     routing.Object{Namespace: "ns", Name: fmt.Sprintf("trigger-with-a-rather-long-name-%06d", i), SpecHash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+			Attributes: map[string]string{"type": "com.example.some.event.type"},
+			Subscriber: routing.Destination{URI: fmt.Sprintf("http://subscriber-%d.ns.svc.cluster.local/events", i)},
+		})
+	}
+	return &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{b}}
+}
+
+// TestLargeTablesFitAConfigMap checks that a table too large for a
+// ConfigMap when indented is written compactly, and that one too large
+// either way is an error rather than an object the API server refuses.
+func TestLargeTablesFitAConfigMap(t *testing.T) {
+	p := plugins.NewKnc(plugins.KncOptions{Image: "img"})
+	tableOf := func(objs []plugins.Object) string {
+		for _, o := range objs {
+			if data, ok := o["data"].(map[string]any); ok {
+				if s, ok := data["table.json"].(string); ok {
+					return s
+				}
+			}
+		}
+		t.Fatal("no routing table")
+		return ""
+	}
+	indented, err := routing.Encode(bigTable(3000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(indented) <= plugins.MaxTableBytes {
+		t.Fatalf("the test table takes %d bytes indented; make it larger", len(indented))
+	}
+	objs, err := p.Render(&plugins.Request{Namespace: "ns", Table: bigTable(3000), Config: project.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tableOf(objs)
+	if len(got) > plugins.MaxTableBytes || strings.Count(got, "\n") != 1 {
+		t.Errorf("table of %d bytes and %d lines, want a compact one within %d", len(got), strings.Count(got, "\n"), plugins.MaxTableBytes)
+	}
+	if _, err := routing.Decode([]byte(got)); err != nil {
+		t.Errorf("the compact table does not decode: %v", err)
+	}
+
+	_, err = p.Render(&plugins.Request{Namespace: "ns", Table: bigTable(8000), Config: project.Default()})
+	if err == nil || !strings.Contains(err.Error(), "namespace ns: its routing table takes") {
+		t.Errorf("Render of an oversized table = %v", err)
 	}
 }

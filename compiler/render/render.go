@@ -9,9 +9,12 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -217,72 +220,133 @@ func namespaceDir(ns string) string { return path.Join(NamespacesDir, ns) }
 
 func (r *renderer) entries() error {
 	r.claims = map[claimKey]*plugins.Request{}
-	for _, e := range r.set.Entries {
-		pos := e.Doc.Pos(e.Doc.Root)
+	hashes := specHashes(r.table)
+	type converted struct {
+		obj    plugins.Object
+		plugin plugins.Plugin
+		err    error
+	}
+	conv := make([]converted, len(r.set.Entries))
+	// Converting is most of the work of a large build, and each entry is
+	// independent.
+	parallel(len(r.set.Entries), func(i int) {
+		e := r.set.Entries[i]
+		c := &conv[i]
 		if e.Object == nil {
 			obj, err := nodeToObject(e.Doc.Root)
-			if err != nil {
-				return fmt.Errorf("%s: %w", pos, err)
-			}
 			m, ok := obj.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: not an object", pos)
+			if err == nil && !ok {
+				err = errors.New("not an object")
 			}
+			c.obj, c.err = m, err
+			return
+		}
+		switch o := e.Object.(type) {
+		case *model.Broker:
+			c.plugin = r.registry.ForBroker(o.Class())
+		case *model.Channel:
+			t := o.Spec.ChannelTemplate
+			c.plugin = r.registry.ForChannel(plugins.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
+		}
+		c.obj, c.err = normalise(e.Object, c.plugin != nil && c.plugin.Name() == "knc", hashes[e.Key])
+	})
+	for i, e := range r.set.Entries {
+		pos := e.Doc.Pos(e.Doc.Root)
+		c := conv[i]
+		if c.err != nil {
+			return fmt.Errorf("%s: %w", pos, c.err)
+		}
+		if e.Object == nil {
 			dir := ClusterDir
 			if e.Key.Namespace != "" {
-				md, _ := m["metadata"].(map[string]any)
+				md, _ := c.obj["metadata"].(map[string]any)
 				if md == nil {
 					md = map[string]any{}
-					m["metadata"] = md
+					c.obj["metadata"] = md
 				}
 				// The object lives where knc resolved references to it.
 				md["namespace"] = e.Key.Namespace
 				dir = namespaceDir(e.Key.Namespace)
 			}
-			r.add(&placed{file: path.Join(dir, "resources.yaml"), object: m, source: pos})
+			r.add(&placed{file: path.Join(dir, "resources.yaml"), object: c.obj, source: pos})
 			continue
-		}
-		var plugin plugins.Plugin
-		switch o := e.Object.(type) {
-		case *model.Broker:
-			plugin = r.registry.ForBroker(o.Class())
-		case *model.Channel:
-			t := o.Spec.ChannelTemplate
-			plugin = r.registry.ForChannel(plugins.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
-		}
-		obj, err := normalise(e.Object, plugin != nil && plugin.Name() == "knc")
-		if err != nil {
-			return fmt.Errorf("%s: %w", pos, err)
 		}
 		ns := e.Key.Namespace
-		r.add(&placed{file: path.Join(namespaceDir(ns), kindFiles[e.Key.Kind]), object: obj, source: pos})
-		if plugin == nil {
+		r.add(&placed{file: path.Join(namespaceDir(ns), kindFiles[e.Key.Kind]), object: c.obj, source: pos})
+		if c.plugin == nil {
 			continue
 		}
-		ck := claimKey{plugin: plugin.Name(), namespace: ns}
+		ck := claimKey{plugin: c.plugin.Name(), namespace: ns}
 		req := r.claims[ck]
 		if req == nil {
 			req = &plugins.Request{Namespace: ns, Config: r.cfg}
 			r.claims[ck] = req
 		}
-		c := plugins.Claimed{Object: obj, Model: e.Object}
+		claimed := plugins.Claimed{Object: c.obj, Model: e.Object}
 		if _, ok := e.Object.(*model.Broker); ok {
-			req.Brokers = append(req.Brokers, c)
+			req.Brokers = append(req.Brokers, claimed)
 		} else {
-			req.Channels = append(req.Channels, c)
+			req.Channels = append(req.Channels, claimed)
 		}
 	}
 	return nil
 }
 
+// specHashes indexes the spec hashes the routing table already computed.
+func specHashes(t *routing.Table) map[model.Key]string {
+	out := map[model.Key]string{}
+	key := func(group, kind string, o routing.Object) model.Key {
+		return model.Key{Group: group, Kind: kind, Namespace: o.Namespace, Name: o.Name}
+	}
+	for _, b := range t.Brokers {
+		out[key("eventing.knative.dev", "Broker", b.Object)] = b.SpecHash
+		for _, tr := range b.Triggers {
+			out[key("eventing.knative.dev", "Trigger", tr.Object)] = tr.SpecHash
+		}
+	}
+	for _, c := range t.Channels {
+		out[key("messaging.knative.dev", "Channel", c.Object)] = c.SpecHash
+		for _, s := range c.Subscriptions {
+			out[key("messaging.knative.dev", "Subscription", s.Object)] = s.SpecHash
+		}
+	}
+	return out
+}
+
+// parallel runs fn for 0..n-1 on GOMAXPROCS workers.
+func parallel(n int, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // normalise returns a Knative object as knc writes it: defaults filled in,
 // annotated with the hash of its spec, without status and the metadata the
 // API server owns.
-func normalise(o model.Object, knc bool) (plugins.Object, error) {
-	obj, err := toObject(o)
+func normalise(o model.Object, knc bool, hash string) (plugins.Object, error) {
+	g, err := toGeneric(reflect.ValueOf(o))
 	if err != nil {
 		return nil, err
 	}
+	obj := g.(map[string]any)
 	delete(obj, "status")
 	md, _ := obj["metadata"].(map[string]any)
 	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp"} {
@@ -293,7 +357,10 @@ func normalise(o model.Object, knc bool) (plugins.Object, error) {
 		ann = map[string]any{}
 		md["annotations"] = ann
 	}
-	ann[model.SpecHashAnnotation] = model.SpecHash(model.Spec(o))
+	if hash == "" {
+		hash = model.SpecHash(model.Spec(o))
+	}
+	ann[model.SpecHashAnnotation] = hash
 	if _, ok := o.(*model.Broker); ok && knc {
 		// The contract has spec.config set when a Broker is created; knc's
 		// class needs none, so it is an empty object. The spec hash is
@@ -318,13 +385,37 @@ func (r *renderer) plugins() error {
 	for _, p := range r.registry.Plugins() {
 		byName[p.Name()] = p
 	}
-	for _, k := range keys {
-		p := byName[k.plugin]
+	type rendered struct {
+		objs []plugins.Object
+		err  error
+	}
+	results := make([]rendered, len(keys))
+	run := func(i int) {
+		k := keys[i]
 		req := r.claims[k]
 		if k.plugin == "knc" {
 			req.Table = tableFor(r.table, k.namespace)
 		}
-		objs, err := p.Render(req)
+		results[i].objs, results[i].err = byName[k.plugin].Render(req)
+	}
+	// knc's own plugin is safe to run concurrently, and encoding each
+	// namespace's routing table is much of a large build's work; CUE
+	// plugins share a CUE context and run one at a time.
+	var own, others []int
+	for i, k := range keys {
+		if k.plugin == "knc" {
+			own = append(own, i)
+		} else {
+			others = append(others, i)
+		}
+	}
+	parallel(len(own), func(j int) { run(own[j]) })
+	for _, i := range others {
+		run(i)
+	}
+	for i, k := range keys {
+		p := byName[k.plugin]
+		objs, err := results[i].objs, results[i].err
 		var dl diag.List
 		if errors.As(err, &dl) {
 			r.diags = append(r.diags, dl...)
@@ -419,29 +510,38 @@ func (r *renderer) output() (*Output, error) {
 		}
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
 	})
+	var files []*File
 	for _, dir := range dirNames {
 		names := dirs[dir]
 		slices.Sort(names)
 		for _, name := range names {
-			file := path.Join(dir, name)
-			objs := byFile[file]
-			slices.SortFunc(objs, compareObjects)
-			var buf bytes.Buffer
-			buf.WriteString(header)
-			f := File{Path: file}
-			for _, p := range objs {
-				start := buf.Len()
-				buf.WriteString("---\n")
-				if err := encodeYAML(&buf, p.object); err != nil {
-					return nil, fmt.Errorf("encoding %s: %w", p.key, err)
-				}
-				f.documents = append(f.documents, span{start + len("---\n"), buf.Len()})
-			}
-			f.Data = buf.Bytes()
-			out.Files = append(out.Files, f)
-			out.resources = append(out.resources, len(out.Files)-1)
+			files = append(files, &File{Path: path.Join(dir, name)})
 		}
 		out.Files = append(out.Files, File{Path: path.Join(dir, Kustomization), Data: kustomization(names)})
+	}
+	errs := make([]error, len(files))
+	parallel(len(files), func(i int) {
+		f := files[i]
+		objs := byFile[f.Path]
+		slices.SortFunc(objs, compareObjects)
+		var buf bytes.Buffer
+		buf.WriteString(header)
+		for _, p := range objs {
+			start := buf.Len()
+			buf.WriteString("---\n")
+			if err := encodeYAML(&buf, p.object); err != nil {
+				errs[i] = fmt.Errorf("encoding %s: %w", p.key, err)
+				return
+			}
+			f.documents = append(f.documents, span{start + len("---\n"), buf.Len()})
+		}
+		f.Data = buf.Bytes()
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		out.Files = append(out.Files, *f)
 	}
 	out.Files = append(out.Files, File{Path: Kustomization, Data: kustomization(dirNames)})
 	table, err := routing.Encode(r.table)

@@ -1,0 +1,132 @@
+package render_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/internal/benchcorpus"
+)
+
+// corpus writes a generated project of n Knative objects (about twenty
+// Triggers per Broker, ten namespaces) and returns its directory.
+func corpus(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	if err := benchcorpus.WriteByKind(dir, benchcorpus.Shape{Objects: n, Namespaces: 10}); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func loadCorpus(b *testing.B, dir string) *compiler.Result {
+	b.Helper()
+	res, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !res.Valid() {
+		b.Fatalf("the corpus is invalid: %v", res.Diagnostics[0])
+	}
+	return res
+}
+
+func renderOutput(b *testing.B, res *compiler.Result) *render.Output {
+	b.Helper()
+	o, diags, err := render.Render(res.Set, res.Config, render.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(diags) > 0 {
+		b.Fatal(diags)
+	}
+	return o
+}
+
+func renderAndWrite(b *testing.B, res *compiler.Result, out string) {
+	b.Helper()
+	if err := renderOutput(b, res).Write(out); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkBuild measures knc build -o on 10,000 objects, split into what
+// knc validate does (load and check) and what build adds (render and
+// write the directory), in the same run. The target is added% < 50.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			dir := corpus(b, n)
+			out := filepath.Join(b.TempDir(), "out")
+			var validate, rendering, writing time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				res := loadCorpus(b, dir)
+				loaded := time.Now()
+				o := renderOutput(b, res)
+				rendered := time.Now()
+				if err := o.Write(out); err != nil {
+					b.Fatal(err)
+				}
+				validate += loaded.Sub(start)
+				rendering += rendered.Sub(loaded)
+				writing += time.Since(rendered)
+			}
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+			b.ReportMetric(ms(validate), "validate-ms/op")
+			b.ReportMetric(ms(rendering), "render-ms/op")
+			b.ReportMetric(ms(writing), "write-ms/op")
+			b.ReportMetric(100*float64(rendering+writing)/float64(validate), "added%")
+			b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+		})
+	}
+}
+
+// BenchmarkKustomize measures kustomize build (the library Flux and Argo CD
+// use) on knc's output for the whole directory.
+func BenchmarkKustomize(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			out := filepath.Join(b.TempDir(), "out")
+			renderAndWrite(b, loadCorpus(b, corpus(b, n)), out)
+			k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+			fs := filesys.MakeFsOnDisk()
+			b.ResetTimer()
+			for b.Loop() {
+				m, err := k.Run(fs, out)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if m.Size() < n {
+					b.Fatalf("kustomize built %d objects from %d", m.Size(), n)
+				}
+			}
+		})
+	}
+}
+
+// peakRSSMiB is the process's peak resident set size so far.
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
+}
+
+// BenchmarkRender measures rendering alone, from a loaded project.
+func BenchmarkRender(b *testing.B) {
+	res := loadCorpus(b, corpus(b, 10000))
+	b.ResetTimer()
+	for b.Loop() {
+		renderOutput(b, res)
+	}
+}
