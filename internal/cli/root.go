@@ -95,6 +95,7 @@ embedded NATS JetStream server.`,
 		newRouteCmd(),
 		newBuildCmd(),
 		newSchemaCmd(),
+		newRuntimeCmd(),
 		newGraphCmd(),
 	)
 	return root

@@ -1,0 +1,285 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/runtime/status"
+)
+
+// Group versions of the four kinds.
+var (
+	EventingV1  = schema.GroupVersion{Group: "eventing.knative.dev", Version: "v1"}
+	MessagingV1 = schema.GroupVersion{Group: "messaging.knative.dev", Version: "v1"}
+)
+
+// Resources of the four kinds.
+var (
+	BrokersResource       = EventingV1.WithResource("brokers")
+	TriggersResource      = EventingV1.WithResource("triggers")
+	ChannelsResource      = MessagingV1.WithResource("channels")
+	SubscriptionsResource = MessagingV1.WithResource("subscriptions")
+)
+
+// kinds lists the four kinds with their resources, in the order the
+// runtime reports them.
+var kinds = []struct {
+	kind     string
+	resource schema.GroupVersionResource
+}{
+	{resolve.KindBroker, BrokersResource},
+	{resolve.KindTrigger, TriggersResource},
+	{resolve.KindChannel, ChannelsResource},
+	{resolve.KindSubscription, SubscriptionsResource},
+}
+
+// Object is the partial schema of the four kinds that the runtime writes:
+// metadata, to name the object and read its generation, and the status
+// fields knc reports. It has no spec, so a patch computed from two Objects
+// can only touch the status.
+type Object struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status            Status `json:"status"`
+}
+
+// Status holds the status fields of all four kinds; each kind sets its own.
+type Status struct {
+	ObservedGeneration int64       `json:"observedGeneration,omitempty"`
+	Conditions         []Condition `json:"conditions,omitempty"`
+	// Address is set for Brokers and Channels.
+	Address *Addressable `json:"address,omitempty"`
+	// SubscriberURI is set for Triggers.
+	SubscriberURI     string `json:"subscriberUri,omitempty"`
+	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
+	// PhysicalSubscription is set for Subscriptions.
+	PhysicalSubscription *PhysicalSubscription `json:"physicalSubscription,omitempty"`
+	// Subscribers and Channel are set for Channels.
+	Subscribers []SubscriberStatus `json:"subscribers,omitempty"`
+	Channel     *KReference        `json:"channel,omitempty"`
+}
+
+// Condition is Knative's apis.Condition.
+type Condition struct {
+	Type     string `json:"type"`
+	Status   string `json:"status"`
+	Severity string `json:"severity,omitempty"`
+	// LastTransitionTime is RFC 3339. It is a string rather than a
+	// metav1.Time so that a malformed value written by someone else does
+	// not keep the runtime from reading the object.
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+}
+
+// Addressable is duckv1.Addressable.
+type Addressable struct {
+	URL string `json:"url,omitempty"`
+}
+
+// PhysicalSubscription holds a Subscription's resolved URIs.
+type PhysicalSubscription struct {
+	SubscriberURI     string `json:"subscriberUri,omitempty"`
+	ReplyURI          string `json:"replyUri,omitempty"`
+	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
+}
+
+// SubscriberStatus is duckv1.SubscriberStatus.
+type SubscriberStatus struct {
+	UID                string `json:"uid,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	Ready              string `json:"ready"`
+	Message            string `json:"message,omitempty"`
+}
+
+// KReference is duckv1.KReference.
+type KReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+// The four kinds are distinct Go types so that a scheme maps each to one
+// GroupVersionKind, as controller-runtime's client requires.
+type (
+	// Broker is the partial schema of eventing.knative.dev/v1 Broker.
+	Broker struct {
+		Object `json:",inline"`
+	}
+	// Trigger is the partial schema of eventing.knative.dev/v1 Trigger.
+	Trigger struct {
+		Object `json:",inline"`
+	}
+	// Channel is the partial schema of messaging.knative.dev/v1 Channel.
+	Channel struct {
+		Object `json:",inline"`
+	}
+	// Subscription is the partial schema of messaging.knative.dev/v1
+	// Subscription.
+	Subscription struct {
+		Object `json:",inline"`
+	}
+)
+
+// Scheme returns a scheme holding the four kinds.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	s.AddKnownTypeWithName(EventingV1.WithKind(resolve.KindBroker), &Broker{})
+	s.AddKnownTypeWithName(EventingV1.WithKind(resolve.KindTrigger), &Trigger{})
+	s.AddKnownTypeWithName(MessagingV1.WithKind(resolve.KindChannel), &Channel{})
+	s.AddKnownTypeWithName(MessagingV1.WithKind(resolve.KindSubscription), &Subscription{})
+	metav1.AddToGroupVersion(s, EventingV1)
+	metav1.AddToGroupVersion(s, MessagingV1)
+	return s
+}
+
+// newTyped returns an empty object of kind.
+func newTyped(kind string) (client.Object, *Object, error) {
+	switch kind {
+	case resolve.KindBroker:
+		o := &Broker{}
+		return o, &o.Object, nil
+	case resolve.KindTrigger:
+		o := &Trigger{}
+		return o, &o.Object, nil
+	case resolve.KindChannel:
+		o := &Channel{}
+		return o, &o.Object, nil
+	case resolve.KindSubscription:
+		o := &Subscription{}
+		return o, &o.Object, nil
+	}
+	return nil, nil, fmt.Errorf("unknown kind %q", kind)
+}
+
+// fromUnstructured converts a live object to its typed partial schema.
+func fromUnstructured(kind string, u *unstructured.Unstructured) (client.Object, *Object, error) {
+	typed, obj, err := newTyped(kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+		return nil, nil, fmt.Errorf("reading %s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
+	}
+	return typed, obj, nil
+}
+
+// DeepCopyInto copies o into out.
+func (o *Object) DeepCopyInto(out *Object) {
+	out.TypeMeta = o.TypeMeta
+	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	o.Status.DeepCopyInto(&out.Status)
+}
+
+// DeepCopyInto copies s into out.
+func (s *Status) DeepCopyInto(out *Status) {
+	*out = *s
+	out.Conditions = append([]Condition(nil), s.Conditions...)
+	out.Subscribers = append([]SubscriberStatus(nil), s.Subscribers...)
+	if s.Address != nil {
+		a := *s.Address
+		out.Address = &a
+	}
+	if s.PhysicalSubscription != nil {
+		p := *s.PhysicalSubscription
+		out.PhysicalSubscription = &p
+	}
+	if s.Channel != nil {
+		c := *s.Channel
+		out.Channel = &c
+	}
+}
+
+// DeepCopyObject implements runtime.Object.
+func (b *Broker) DeepCopyObject() runtime.Object {
+	out := &Broker{}
+	b.DeepCopyInto(&out.Object)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (t *Trigger) DeepCopyObject() runtime.Object {
+	out := &Trigger{}
+	t.DeepCopyInto(&out.Object)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (c *Channel) DeepCopyObject() runtime.Object {
+	out := &Channel{}
+	c.DeepCopyInto(&out.Object)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (s *Subscription) DeepCopyObject() runtime.Object {
+	out := &Subscription{}
+	s.DeepCopyInto(&out.Object)
+	return out
+}
+
+// GetConditions implements conditions.Getter. A Knative condition has no
+// observedGeneration of its own: the status's stands for all of them.
+func (o *Object) GetConditions() []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(o.Status.Conditions))
+	for _, c := range o.Status.Conditions {
+		mc := metav1.Condition{
+			Type:               c.Type,
+			Status:             metav1.ConditionStatus(c.Status),
+			ObservedGeneration: o.Status.ObservedGeneration,
+			Reason:             c.Reason,
+			Message:            c.Message,
+		}
+		if t, err := time.Parse(time.RFC3339, c.LastTransitionTime); err == nil {
+			mc.LastTransitionTime = metav1.NewTime(t)
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
+// SetConditions implements conditions.Setter. The severity of a condition
+// that keeps its type is kept; a new condition is of error severity.
+func (o *Object) SetConditions(conds []metav1.Condition) {
+	severity := map[string]string{}
+	for _, c := range o.Status.Conditions {
+		severity[c.Type] = c.Severity
+	}
+	out := make([]Condition, 0, len(conds))
+	for _, c := range conds {
+		kc := Condition{
+			Type:     c.Type,
+			Status:   string(c.Status),
+			Severity: severity[c.Type],
+			Reason:   c.Reason,
+			Message:  c.Message,
+		}
+		if !c.LastTransitionTime.IsZero() {
+			kc.LastTransitionTime = c.LastTransitionTime.UTC().Format(time.RFC3339)
+		}
+		out = append(out, kc)
+	}
+	o.Status.Conditions = out
+}
+
+// ownedConditions are the condition types knc's runtime writes: on a
+// conflict with another writer, its value wins.
+var ownedConditions = []string{
+	status.ConditionReady,
+	status.ConditionAddressable,
+	status.ConditionIngressReady,
+	status.ConditionBrokerReady,
+	status.ConditionSubscriberResolved,
+	status.ConditionDeadLetterSinkResolved,
+	status.ConditionSubscribersReady,
+	status.ConditionChannelReady,
+	status.ConditionReferencesResolved,
+}

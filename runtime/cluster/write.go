@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knc-dev/knc/runtime/status"
+)
+
+// FieldOwner is the field manager of the runtime's status writes.
+const FieldOwner = "knc-runtime"
+
+// statusWriter writes desired statuses through the /status subresource
+// with Flux's patch helper: the conditions knc owns win over another
+// writer's, observedGeneration is the live metadata.generation, and
+// nothing outside status is ever sent.
+type statusWriter struct {
+	client client.Client
+}
+
+// write patches the status of d.live when it differs from d, and reports
+// whether it did.
+func (w *statusWriter) write(ctx context.Context, d desiredStatus) (bool, error) {
+	typed, obj, err := fromUnstructured(d.kind, d.live)
+	if err != nil {
+		return false, err
+	}
+	helper, err := patch.NewHelper(typed, w.client)
+	if err != nil {
+		return false, fmt.Errorf("%s %s/%s: %w", d.kind, obj.Namespace, obj.Name, err)
+	}
+	var before Status
+	obj.Status.DeepCopyInto(&before)
+	apply(typed.(conditions.Setter), obj, d)
+	if reflect.DeepEqual(before, obj.Status) && obj.Status.ObservedGeneration == obj.Generation {
+		return false, nil
+	}
+	err = helper.Patch(ctx, typed,
+		patch.WithOwnedConditions{Conditions: ownedConditions},
+		patch.WithStatusObservedGeneration{},
+		patch.WithFieldOwner(FieldOwner),
+	)
+	if err != nil {
+		return false, fmt.Errorf("patching the status of %s %s/%s: %w", d.kind, obj.Namespace, obj.Name, err)
+	}
+	return true, nil
+}
+
+// apply sets d's conditions and fields on obj. Conditions go through
+// Flux's conditions.Set, which keeps lastTransitionTime while a
+// condition's state is unchanged; knc-owned conditions d no longer has
+// are removed, others' are kept.
+func apply(setter conditions.Setter, obj *Object, d desiredStatus) {
+	want := map[string]bool{}
+	for _, c := range d.status.Conditions {
+		want[c.Type] = true
+		conditions.Set(setter, &metav1.Condition{
+			Type:    c.Type,
+			Status:  metav1.ConditionStatus(c.Status),
+			Reason:  c.Reason,
+			Message: c.Message,
+		})
+	}
+	for _, t := range ownedConditions {
+		if !want[t] && conditions.Has(setter, t) {
+			conditions.Delete(setter, t)
+		}
+	}
+	s := &obj.Status
+	s.Address = nil
+	if d.status.Address != nil {
+		s.Address = &Addressable{URL: d.status.Address.URL}
+	}
+	s.SubscriberURI = d.status.SubscriberURI
+	s.DeadLetterSinkURI = d.status.DeadLetterSinkURI
+	s.PhysicalSubscription = nil
+	if p := d.status.PhysicalSubscription; p != nil {
+		s.PhysicalSubscription = &PhysicalSubscription{SubscriberURI: p.SubscriberURI, ReplyURI: p.ReplyURI, DeadLetterSinkURI: p.DeadLetterSinkURI}
+	}
+	s.Subscribers = nil
+	for _, sub := range d.status.Subscribers {
+		s.Subscribers = append(s.Subscribers, SubscriberStatus(sub))
+	}
+	s.Channel = d.channel
+}
+
+// ensure the status package's type and this package's stay convertible.
+var _ = SubscriberStatus(status.SubscriberStatus{})
