@@ -142,16 +142,25 @@ var (
 // with a field the compiler's types do not have is an error: it cannot be
 // the compiled one.
 func SpecHash(kind string, spec map[string]any) (string, error) {
+	b, err := specJSON(kind, spec)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// specJSON writes spec as encoding/json writes the compiler's spec type.
+func specJSON(kind string, spec map[string]any) ([]byte, error) {
 	s, ok := specShapes[kind]
 	if !ok {
-		return "", fmt.Errorf("spec hash: unknown kind %q", kind)
+		return nil, fmt.Errorf("spec hash: unknown kind %q", kind)
 	}
 	var buf bytes.Buffer
 	if err := write(&buf, s, spec, "spec"); err != nil {
-		return "", fmt.Errorf("spec hash: %w", err)
+		return nil, fmt.Errorf("spec hash: %w", err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return buf.Bytes(), nil
 }
 
 // specHashes returns the hashes the live spec of kind may match. knc
