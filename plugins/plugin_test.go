@@ -246,3 +246,26 @@ func TestLargeTablesFitAConfigMap(t *testing.T) {
 		t.Errorf("Render of an oversized table = %v", err)
 	}
 }
+
+// TestEncodeTableMatchesRoutingEncode checks the fast indentation against
+// the canonical encoding, on a table with every kind of value.
+func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
+	cesql := "type = 'a' AND subject LIKE '%<&>\"\\\\%'"
+	table := bigTable(3)
+	table.Brokers[0].Delivery = &routing.Delivery{Retry: 2, BackoffDelay: routing.Duration(200_000_000), DeadLetterSink: &routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "dls"}}}
+	table.Brokers[0].Triggers[0].Filters = []routing.Filter{{CESQL: cesql}, {All: []routing.Filter{{Exact: map[string]string{"type": "x{y}[z],:"}}}}, {Any: []routing.Filter{}}}
+	table.Channels = []routing.Channel{{Object: routing.Object{Namespace: "ns", Name: "c"}, Path: "/channels/ns/c", Subscriptions: []routing.Subscription{{Object: routing.Object{Namespace: "ns", Name: "s"}, Reply: &routing.Destination{URI: "http://x/ünïcode"}}}}}
+	for _, tt := range []*routing.Table{table, {}} {
+		want, err := routing.Encode(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := plugins.EncodeTable(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("EncodeTable differs from routing.Encode (-want +got):\n%s", diff)
+		}
+	}
+}

@@ -101,15 +101,21 @@ func (o *Output) Write(dir string) (err error) {
 	dirs := map[string]bool{tmp: true}
 	for _, f := range files {
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
 		for d := filepath.Dir(p); d != tmp && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
 		}
-		if err := writeFile(p, f.Data); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
+	}
+	// Waiting for each file to reach the disk is most of the time a write
+	// takes; the disk can take several at once.
+	errs := make([]error, len(files))
+	parallelN(len(files), 8, func(i int) {
+		errs[i] = writeFile(filepath.Join(tmp, filepath.FromSlash(files[i].Path)), files[i].Data)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	for d := range dirs {
 		if err := syncDir(d); err != nil {

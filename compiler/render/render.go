@@ -93,6 +93,14 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 		}
 	}
 	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}}
+	// The complete table is needed only at the end; encoding it takes long
+	// enough to be worth overlapping with the rest.
+	fullTable := make(chan encodedTable, 1)
+	go func() {
+		b, err := plugins.EncodeTable(table)
+		fullTable <- encodedTable{b, err}
+	}()
+	r.fullTable = fullTable
 	if err := r.crds(); err != nil {
 		return nil, nil, err
 	}
@@ -144,9 +152,15 @@ type renderer struct {
 	objects  []*placed
 	byKey    map[objectKey]*placed
 	diags    diag.List
+	fullTable <-chan encodedTable
 	// claims collects the Brokers and Channels each plugin renders, by
 	// plugin and namespace.
 	claims map[claimKey]*plugins.Request
+}
+
+type encodedTable struct {
+	data []byte
+	err  error
 }
 
 type claimKey struct {
@@ -314,8 +328,11 @@ func specHashes(t *routing.Table) map[model.Key]string {
 }
 
 // parallel runs fn for 0..n-1 on GOMAXPROCS workers.
-func parallel(n int, fn func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+func parallel(n int, fn func(int)) { parallelN(n, runtime.GOMAXPROCS(0), fn) }
+
+// parallelN runs fn for 0..n-1 on up to workers goroutines.
+func parallelN(n, workers int, fn func(int)) {
+	workers = min(workers, n)
 	if workers <= 1 {
 		for i := range n {
 			fn(i)
@@ -544,11 +561,11 @@ func (r *renderer) output() (*Output, error) {
 		out.Files = append(out.Files, *f)
 	}
 	out.Files = append(out.Files, File{Path: Kustomization, Data: kustomization(dirNames)})
-	table, err := routing.Encode(r.table)
-	if err != nil {
-		return nil, err
+	table := <-r.fullTable
+	if table.err != nil {
+		return nil, table.err
 	}
-	out.Files = append(out.Files, File{Path: RoutingTableFile, Data: table})
+	out.Files = append(out.Files, File{Path: RoutingTableFile, Data: table.data})
 	slices.SortFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	// Sorting moved the resource files; find them again in stream order.
 	index := map[string]int{}

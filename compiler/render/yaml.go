@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,23 +22,30 @@ var keyPriority = map[string]int{
 	"name": 4, "namespace": 5, "labels": 6, "annotations": 7,
 }
 
+func keyLess(a, b string) bool {
+	pa, pb := keyPriority[a], keyPriority[b]
+	switch {
+	case pa != 0 && pb != 0:
+		return pa < pb
+	case pa != 0:
+		return true
+	case pb != 0:
+		return false
+	}
+	return a < b
+}
+
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		pa, pb := keyPriority[a], keyPriority[b]
-		switch {
-		case pa != 0 && pb != 0:
-			return pa - pb
-		case pa != 0:
-			return -1
-		case pb != 0:
-			return 1
+	// Objects have a handful of keys: an insertion sort beats a general one.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keyLess(keys[j], keys[j-1]); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
 		}
-		return strings.Compare(a, b)
-	})
+	}
 	return keys
 }
 
@@ -298,8 +304,7 @@ func plainSafe(s string) bool {
 
 // looksNonString reports strings YAML resolves to another type.
 func looksNonString(s string) bool {
-	switch strings.ToLower(s) {
-	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", ".inf", ".nan", "-.inf", "+.inf":
+	if len(s) <= 5 && isKeyword(s) {
 		return true
 	}
 	if s == "." || strings.HasPrefix(s, "...") {
@@ -314,6 +319,16 @@ func looksNonString(s string) bool {
 				return false
 			}
 		}
+		return true
+	}
+	return false
+}
+
+// isKeyword reports the booleans, nulls and special floats of YAML 1.1
+// and 1.2, in any case.
+func isKeyword(s string) bool {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", ".inf", ".nan", "-.inf", "+.inf":
 		return true
 	}
 	return false
