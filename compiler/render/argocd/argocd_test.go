@@ -1,0 +1,87 @@
+package argocd
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+func object(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The objects are shaped as knc's runtime writes them; test/cluster runs
+// the script on objects read back from a real API server.
+func TestEvaluate(t *testing.T) {
+	tests := []struct {
+		name, obj string
+		want      Health
+	}{
+		{"ready", `{"kind":"Broker","metadata":{"generation":2},"status":{"observedGeneration":2,"conditions":[
+			{"type":"Addressable","status":"True","reason":"AddressSet"},
+			{"type":"Ready","status":"True","reason":"Ready","message":"broker is ready"}]}}`,
+			Health{"Healthy", "Ready: broker is ready"}},
+		{"not compiled", `{"kind":"Trigger","metadata":{"generation":3},"status":{"observedGeneration":3,"conditions":[
+			{"type":"Ready","status":"False","reason":"NotCompiled","message":"run knc build"}]}}`,
+			Health{"Degraded", "NotCompiled: run knc build"}},
+		{"provisioning", `{"kind":"Channel","metadata":{"generation":1},"status":{"observedGeneration":1,"conditions":[
+			{"type":"Ready","status":"Unknown","reason":"Provisioning"}]}}`,
+			Health{"Progressing", "Provisioning"}},
+		{"generation not observed", `{"kind":"Trigger","metadata":{"generation":4},"status":{"observedGeneration":3,"conditions":[
+			{"type":"Ready","status":"True","reason":"Ready"}]}}`,
+			Health{"Progressing", "Waiting for knc's runtime to observe generation 4"}},
+		{"no status", `{"kind":"Subscription","metadata":{"generation":1}}`,
+			Health{"Progressing", "Waiting for knc's runtime to report a status"}},
+		{"no Ready condition", `{"kind":"Subscription","metadata":{"generation":1},"status":{"observedGeneration":1}}`,
+			Health{"Progressing", "Waiting for the Ready condition"}},
+		{"being deleted", `{"kind":"Broker","metadata":{"generation":1,"deletionTimestamp":"2026-01-01T00:00:00Z"},"status":{"observedGeneration":1,"conditions":[{"type":"Ready","status":"True"}]}}`,
+			Health{"Progressing", "Being deleted"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Evaluate(object(t, tt.obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConfigMapPatch(t *testing.T) {
+	b, err := ConfigMapPatch("argocd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name, Namespace string
+		} `yaml:"metadata"`
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(b, &cm); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" || cm.Metadata.Namespace != "argocd" {
+		t.Errorf("got %s %s/%s, want ConfigMap argocd/argocd-cm", cm.Kind, cm.Metadata.Namespace, cm.Metadata.Name)
+	}
+	if len(cm.Data) != 4 {
+		t.Errorf("%d health checks, want 4", len(cm.Data))
+	}
+	for k, v := range cm.Data {
+		if !strings.HasPrefix(k, "resource.customizations.health.") || v != HealthLua {
+			t.Errorf("%s holds something other than the health check", k)
+		}
+	}
+}
