@@ -10,6 +10,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/compiler/render/argocd"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -17,6 +18,7 @@ func newBuildCmd() *cobra.Command {
 		flags  loadFlags
 		output string
 		image  string
+		argoCD string
 	)
 	cmd := &cobra.Command{
 		Use:   "build [PATH...] [-o DIR]",
@@ -76,6 +78,11 @@ in the order kustomize would apply them.`,
 				printDiagnostics(cmd.ErrOrStderr(), diags.Sorted())
 				return silentExit(exitFailed)
 			}
+			if argoCD != "" {
+				if err := writeArgoCDHealth(argoCD); err != nil {
+					return &exitError{code: exitTrouble, err: err}
+				}
+			}
 			if output == "" {
 				w := bufio.NewWriter(cmd.OutOrStdout())
 				if err := out.Stream(w); err != nil {
@@ -94,8 +101,18 @@ in the order kustomize would apply them.`,
 	}
 	flags.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
+	cmd.Flags().StringVar(&argoCD, "argocd-health", "", "also write to `FILE` the argocd-cm patch with Argo CD health checks for the four kinds")
 	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else "+render.ImageRepository+":VERSION)")
 	return cmd
+}
+
+// writeArgoCDHealth writes the argocd-cm patch holding knc's health checks.
+func writeArgoCDHealth(file string) error {
+	data, err := argocd.ConfigMapPatch("argocd")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
 }
 
 // projectRoot is where project plugins are looked up: the directory of
