@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/knc-dev/knc/compiler/render/argocd"
+	rtcluster "github.com/knc-dev/knc/runtime/cluster"
+)
+
+// readyErr says why a live object is not Ready=True with every field knc
+// must set for the generation it has.
+func readyErr(u *unstructured.Unstructured) error {
+	name := u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if og != u.GetGeneration() {
+		return fmt.Errorf("%s: observedGeneration %d, generation %d", name, og, u.GetGeneration())
+	}
+	if c := condition(u, "Ready"); c == nil || c["status"] != "True" {
+		return fmt.Errorf("%s: Ready is %v", name, c)
+	}
+	str := func(path ...string) string {
+		s, _, _ := unstructured.NestedString(u.Object, append([]string{"status"}, path...)...)
+		return s
+	}
+	switch u.GetKind() {
+	case "Broker":
+		if want := fmt.Sprintf("http://knc-ingress.%s.svc.cluster.local/brokers/%s/%s", u.GetNamespace(), u.GetNamespace(), u.GetName()); str("address", "url") != want {
+			return fmt.Errorf("%s: address %q, want %q", name, str("address", "url"), want)
+		}
+	case "Channel":
+		if want := fmt.Sprintf("http://knc-ingress.%s.svc.cluster.local/channels/%s/%s", u.GetNamespace(), u.GetNamespace(), u.GetName()); str("address", "url") != want {
+			return fmt.Errorf("%s: address %q, want %q", name, str("address", "url"), want)
+		}
+		subs, _, _ := unstructured.NestedSlice(u.Object, "status", "subscribers")
+		for _, s := range subs {
+			m := s.(map[string]any)
+			if m["uid"] == "" || m["uid"] == nil || m["ready"] != "True" || m["observedGeneration"] == nil {
+				return fmt.Errorf("%s: subscriber %v", name, m)
+			}
+		}
+		if str("channel", "kind") == "" {
+			return fmt.Errorf("%s: no status.channel", name)
+		}
+	case "Trigger":
+		if str("subscriberUri") == "" {
+			return fmt.Errorf("%s: no subscriberUri", name)
+		}
+	case "Subscription":
+		if str("physicalSubscription", "subscriberUri") == "" && str("physicalSubscription", "replyUri") == "" {
+			return fmt.Errorf("%s: no physicalSubscription", name)
+		}
+	}
+	return nil
+}
+
+// knative returns the Brokers, Triggers, Channels and Subscriptions of objs.
+func knative(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if _, ok := knativeResources[o.GetKind()]; ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// runtimeNamespaces returns the namespaces knc build deploys a runtime to.
+func runtimeNamespaces(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" && o.GetName() == "knc-runtime" {
+			out = append(out, o.GetNamespace())
+		}
+	}
+	return out
+}
+
+func (c *cluster) live(t *testing.T, o *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	got, err := c.dynamic.Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// waitReady waits until every object is Ready=True with its fields set.
+func (c *cluster) waitReady(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	poll(t, t.Context(), func() error {
+		for _, o := range objs {
+			got, err := c.dynamic.Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if err := readyErr(got); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// startRuntimes mounts each namespace's routing table and starts its
+// runtime.
+func (c *cluster) startRuntimes(t *testing.T, objs []*unstructured.Unstructured) map[string]*runtimeProcess {
+	t.Helper()
+	out := map[string]*runtimeProcess{}
+	for _, ns := range runtimeNamespaces(objs) {
+		table := &mountedTable{dir: t.TempDir()}
+		table.update(t, c.routesConfigMap(t, ns))
+		out[ns] = c.startRuntime(t, ns, table)
+	}
+	return out
+}
+
+// TestExamples applies the output of knc build for the examples, runs a
+// runtime per namespace with the generated RBAC, and checks that every
+// object becomes Ready with its fields, that GitOps health checks read it
+// as healthy, and that the Brokers and Channels accept events.
+func TestExamples(t *testing.T) {
+	c := newCluster(t)
+	for _, example := range []string{"quickstart", "multi-namespace"} {
+		t.Run(example, func(t *testing.T) {
+			_, objs := build(t, filepath.Join("..", "..", "examples", example))
+			c.apply(t, objs)
+			applied := map[string]string{}
+			for _, o := range knative(objs) {
+				applied[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = c.live(t, o).GetResourceVersion()
+			}
+			runtimes := c.startRuntimes(t, objs)
+			c.waitReady(t, knative(objs))
+
+			for _, o := range knative(objs) {
+				live := c.live(t, o)
+				name := o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+				// Status writes never touch the spec, so the generation
+				// stays that of the one apply.
+				if live.GetGeneration() != 1 {
+					t.Errorf("%s: generation %d after status writes, want 1", name, live.GetGeneration())
+				}
+				if live.GetResourceVersion() == applied[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] {
+					t.Errorf("%s: resourceVersion unchanged: no status was written", name)
+				}
+				res, err := kstatus.Compute(live)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Status != kstatus.CurrentStatus {
+					t.Errorf("%s: kstatus %s (%s), want Current", name, res.Status, res.Message)
+				}
+				checkSpecHash(t, live)
+				checkArgoCDHealth(t, live, "Healthy")
+			}
+			for ns, rt := range runtimes {
+				for _, o := range knative(objs) {
+					if o.GetNamespace() != ns || (o.GetKind() != "Broker" && o.GetKind() != "Channel") {
+						continue
+					}
+					path := "/" + strings.ToLower(o.GetKind()) + "s/" + ns + "/" + o.GetName()
+					if code := post(t, rt.url+path, "e-"+o.GetName(), "com.example.test"); code != 202 {
+						t.Errorf("POST %s: %d, want 202", path, code)
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkSpecHash checks that the runtime hashes a live spec, read back from
+// the API server, exactly as the compiler hashed it into the
+// knc.dev/spec-hash annotation.
+func checkSpecHash(t *testing.T, live *unstructured.Unstructured) {
+	t.Helper()
+	want := live.GetAnnotations()["knc.dev/spec-hash"]
+	spec, _, _ := unstructured.NestedMap(live.Object, "spec")
+	if live.GetKind() == "Broker" {
+		// knc adds config: {} after hashing; see runtime/cluster.
+		if cfg, ok := spec["config"].(map[string]any); ok && len(cfg) == 0 {
+			delete(spec, "config")
+		}
+	}
+	got, err := rtcluster.SpecHash(live.GetKind(), spec)
+	if err != nil {
+		t.Fatalf("%s %s: %v", live.GetKind(), live.GetName(), err)
+	}
+	if got != want {
+		t.Errorf("%s %s/%s: runtime hash %s, compiler hash %s", live.GetKind(), live.GetNamespace(), live.GetName(), got, want)
+	}
+}
+
+// checkArgoCDHealth runs the health check knc build --argocd-health emits
+// on a live object, as Argo CD would.
+func checkArgoCDHealth(t *testing.T, live *unstructured.Unstructured, want string) {
+	t.Helper()
+	h, err := argocd.Evaluate(live.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Status != want {
+		t.Errorf("%s %s/%s: Argo CD health %s (%s), want %s", live.GetKind(), live.GetNamespace(), live.GetName(), h.Status, h.Message, want)
+	}
+}

@@ -1,0 +1,486 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/knc-dev/knc/internal/kubetest"
+)
+
+// kncBinary is the knc built once for the whole package.
+var kncBinary string
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "knc-cluster-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	kncBinary = filepath.Join(dir, "knc")
+	build := exec.Command("go", "build", "-o", kncBinary, "github.com/knc-dev/knc/cmd/knc")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building knc:", err)
+		return 2
+	}
+	return kubetest.Main(m)
+}
+
+var (
+	brokers       = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "brokers"}
+	triggers      = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "triggers"}
+	channels      = schema.GroupVersionResource{Group: "messaging.knative.dev", Version: "v1", Resource: "channels"}
+	subscriptions = schema.GroupVersionResource{Group: "messaging.knative.dev", Version: "v1", Resource: "subscriptions"}
+	clusterRoles  = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// knativeResources maps the four kinds to their resources.
+var knativeResources = map[string]schema.GroupVersionResource{
+	"Broker": brokers, "Trigger": triggers, "Channel": channels, "Subscription": subscriptions,
+}
+
+// cluster is the API server and the admin clients the test applies with.
+type cluster struct {
+	env     *kubetest.Env
+	dynamic dynamic.Interface
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	env := kubetest.Current(t)
+	dyn, err := dynamic.NewForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{env: env, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+}
+
+func (c *cluster) resource(o *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := o.GroupVersionKind()
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.dynamic.Resource(m.Resource).Namespace(o.GetNamespace()), nil
+	}
+	return c.dynamic.Resource(m.Resource), nil
+}
+
+// knc runs the knc binary and returns its standard output.
+func knc(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(kncBinary, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("knc %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// build runs knc build on dir and returns the objects of its output, as
+// kustomize builds them for Flux or Argo CD.
+func build(t *testing.T, dir string) (string, []*unstructured.Unstructured) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	knc(t, "build", dir, "-o", out)
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), out)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", out, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range m.Resources() {
+		obj, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: obj})
+	}
+	return out, objs
+}
+
+// apply server-side applies objs in kustomize's order (CRDs and namespaces
+// first, each waited for), as the GitOps tools do.
+func (c *cluster) apply(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	rank := func(o *unstructured.Unstructured) int {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
+			return 0
+		case "Namespace":
+			return 1
+		}
+		return 2
+	}
+	sorted := slices.Clone(objs)
+	slices.SortStableFunc(sorted, func(a, b *unstructured.Unstructured) int { return rank(a) - rank(b) })
+	for i, o := range sorted {
+		if i > 0 && rank(sorted[i-1]) == 0 && rank(o) > 0 {
+			c.waitCRDs(t, ctx, sorted[:i])
+		}
+		r, err := c.resource(o)
+		if err != nil {
+			t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+		if _, err := r.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "gitops", Force: true}); err != nil {
+			t.Fatalf("server-side apply of %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	c.aggregateClusterRoles(t, ctx)
+}
+
+func (c *cluster) waitCRDs(t *testing.T, ctx context.Context, crds []*unstructured.Unstructured) {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	poll(t, ctx, func() error {
+		for _, crd := range crds {
+			got, err := c.dynamic.Resource(gvr).Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !hasCondition(got, "Established", "True") {
+				return fmt.Errorf("CRD %s is not established", crd.GetName())
+			}
+		}
+		return nil
+	})
+	c.mapper.Reset()
+}
+
+// aggregateClusterRoles does what the controller manager's ClusterRole
+// aggregation controller does, which the test cluster does not run: the
+// rules of every ClusterRole with an aggregationRule become those of the
+// ClusterRoles its selectors match.
+func (c *cluster) aggregateClusterRoles(t *testing.T, ctx context.Context) {
+	t.Helper()
+	cs := c.env.Clientset().RbacV1().ClusterRoles()
+	list, err := cs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, agg := range list.Items {
+		if agg.AggregationRule == nil {
+			continue
+		}
+		var rules []rbacv1.PolicyRule
+		for _, sel := range agg.AggregationRule.ClusterRoleSelectors {
+			s, err := metav1.LabelSelectorAsSelector(&sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, part := range list.Items {
+				if part.Name != agg.Name && s.Matches(labels.Set(part.Labels)) {
+					rules = append(rules, part.Rules...)
+				}
+			}
+		}
+		agg.Rules = rules
+		if _, err := cs.Update(ctx, &agg, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("aggregating ClusterRole %s: %v", agg.Name, err)
+		}
+	}
+}
+
+// poll calls f until it returns nil, and fails the test with its last
+// error when ctx ends or a minute has passed.
+func poll(t *testing.T, ctx context.Context, f func() error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+func hasCondition(u *unstructured.Unstructured, condType, status string) bool {
+	c := condition(u, condType)
+	return c != nil && c["status"] == status
+}
+
+func condition(u *unstructured.Unstructured, condType string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == condType {
+			return m
+		}
+	}
+	return nil
+}
+
+// runtimeProcess is one `knc runtime` subprocess.
+type runtimeProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	logs *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var readyLine = regexp.MustCompile(`knc: serving namespaces .* on (http://\S+)`)
+
+// mountedTable stands in for the kubelet's ConfigMap volume: dir/table.json
+// is a symlink into dir/..data, which update swaps atomically.
+type mountedTable struct {
+	dir string
+	n   int
+}
+
+func (m *mountedTable) path() string { return filepath.Join(m.dir, "table.json") }
+
+// update writes data as the ConfigMap's new content.
+func (m *mountedTable) update(t *testing.T, data []byte) {
+	t.Helper()
+	m.n++
+	version := fmt.Sprintf("..%d", m.n)
+	if err := os.MkdirAll(filepath.Join(m.dir, version), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, version, "table.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(m.dir, "..data_tmp")
+	if err := os.Symlink(version, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(m.dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if m.n == 1 {
+		if err := os.Symlink(filepath.Join("..data", "table.json"), m.path()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// routesConfigMap returns the routing table of namespace ns as the
+// kubelet would mount it: the ConfigMap the runtime's Deployment names.
+func (c *cluster) routesConfigMap(t *testing.T, ns string) []byte {
+	t.Helper()
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	d, err := c.dynamic.Resource(deployments).Namespace(ns).Get(t.Context(), "knc-runtime", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	volumes, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	var name string
+	for _, v := range volumes {
+		m, _ := v.(map[string]any)
+		if m["name"] == "routing" {
+			name, _, _ = unstructured.NestedString(m, "configMap", "name")
+		}
+	}
+	if name == "" {
+		t.Fatalf("the runtime Deployment of %s mounts no routing ConfigMap", ns)
+	}
+	cm, err := c.dynamic.Resource(configMaps).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "table.json")
+	return []byte(data)
+}
+
+// startRuntime runs knc runtime for namespace ns with a token of the
+// ServiceAccount knc build generated for it, so with exactly its RBAC.
+func (c *cluster) startRuntime(t *testing.T, ns string, table *mountedTable) *runtimeProcess {
+	t.Helper()
+	cfg, err := c.env.ServiceAccountConfig(t.Context(), ns, "knc-runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := kubetest.KubeConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kcPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &runtimeProcess{logs: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(kncBinary, "runtime",
+		"--kubeconfig", kcPath,
+		"--namespace", ns,
+		"--table", table.path(),
+		"--table-poll-interval", "100ms",
+		"--http-addr", "127.0.0.1:0",
+		"--data-dir", filepath.Join(dir, "data"),
+		"--shutdown-timeout", "3s",
+		"--log-level", "debug",
+	)
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(p.logs, line)
+			if m := readyLine.FindStringSubmatch(line); m != nil {
+				urls <- m[1]
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("knc runtime exited with %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			t.Error("knc runtime did not stop within 20s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("knc runtime logs:\n%s", p.logs.String())
+		}
+	})
+	select {
+	case p.url = <-urls:
+	case err := <-p.done:
+		t.Fatalf("knc runtime exited before it was ready: %v\n%s", err, p.logs.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("knc runtime not ready within a minute:\n%s", p.logs.String())
+	}
+	return p
+}
+
+// post sends a binary-mode CloudEvent to the runtime's ingress at path.
+func post(t *testing.T, url, id, eventType string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", id)
+	req.Header.Set("Ce-Source", "test/cluster")
+	req.Header.Set("Ce-Type", eventType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// sink is a real HTTP subscriber on loopback that records the ids of the
+// events it receives.
+type sink struct {
+	mu  sync.Mutex
+	ids map[string][]string // path → ids
+	url string
+}
+
+func newSink(t *testing.T) *sink {
+	t.Helper()
+	s := &sink{ids: map[string][]string{}}
+	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.ids[r.URL.Path] = append(s.ids[r.URL.Path], r.Header.Get("Ce-Id"))
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	s.url = srv
+	return s
+}
+
+func (s *sink) received(path, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.ids[path], id)
+}
+
+func (s *sink) waitFor(t *testing.T, path, id string) {
+	t.Helper()
+	poll(t, t.Context(), func() error {
+		if s.received(path, id) {
+			return nil
+		}
+		return fmt.Errorf("event %s not delivered to %s", id, path)
+	})
+}
+
+func newLoopbackServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
