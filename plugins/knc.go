@@ -158,9 +158,12 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		return nil, diags
 	}
 	ns := req.Namespace
-	tableJSON, err := EncodeTable(req.Table)
-	if err != nil {
-		return nil, err
+	tableJSON := req.TableJSON
+	if tableJSON == nil {
+		var err error
+		if tableJSON, err = EncodeTable(req.Table); err != nil {
+			return nil, err
+		}
 	}
 	if len(tableJSON) > MaxTableBytes {
 		var d diag.List
@@ -442,76 +445,6 @@ func merge(a, b map[string]string) map[string]string {
 // refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the object
 // needs a little room.
 const MaxTableBytes = 1<<20 - 4<<10
-
-// EncodeTable encodes a table exactly as routing.Encode does, indented for
-// readable diffs, unless that does not fit in a ConfigMap; then compactly,
-// which takes about a third less. It indents with a scanner of its own,
-// several times faster than encoding/json's, which is much of the work of
-// building thousands of routes.
-func EncodeTable(t *routing.Table) ([]byte, error) {
-	c := *t
-	c.APIVersion, c.Kind = routing.APIVersion, routing.Kind
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&c); err != nil {
-		return nil, fmt.Errorf("encoding routing table: %w", err)
-	}
-	b := indentJSON(bytes.TrimSuffix(compact.Bytes(), []byte("\n")))
-	if len(b) <= MaxTableBytes {
-		return b, nil
-	}
-	return compact.Bytes(), nil
-}
-
-// indentJSON indents compact JSON by two spaces, as json.Indent does, and
-// ends it with a newline.
-func indentJSON(src []byte) []byte {
-	out := make([]byte, 0, len(src)+len(src)/2)
-	depth := 0
-	newline := func() {
-		out = append(out, '\n')
-		for range depth {
-			out = append(out, ' ', ' ')
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch c {
-		case '"':
-			// Copy the string through its closing quote.
-			j := i + 1
-			for ; j < len(src) && src[j] != '"'; j++ {
-				if src[j] == '\\' {
-					j++
-				}
-			}
-			out = append(out, src[i:j+1]...)
-			i = j
-		case '{', '[':
-			out = append(out, c)
-			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				out = append(out, src[i+1])
-				i++
-				continue
-			}
-			depth++
-			newline()
-		case '}', ']':
-			depth--
-			newline()
-			out = append(out, c)
-		case ',':
-			out = append(out, c)
-			newline()
-		case ':':
-			out = append(out, ':', ' ')
-		default:
-			out = append(out, c)
-		}
-	}
-	return append(out, '\n')
-}
 
 // contentHash is the first ten hex digits of data's SHA-256: enough to
 // tell versions apart in an object's name.

@@ -26,6 +26,8 @@ type Request struct {
 	// Table holds the routes of the Brokers and Channels knc's runtime
 	// serves in Namespace; empty for other plugins.
 	Table *routing.Table
+	// TableJSON is Table encoded by EncodeTable, when the caller has it.
+	TableJSON []byte
 	// Config is the project's knc.yaml.
 	Config *project.Config
 }

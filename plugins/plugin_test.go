@@ -269,3 +269,43 @@ func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
 		}
 	}
 }
+
+// TestTableEncoderNamespaces checks that each namespace's table, assembled
+// from the entries encoded once, equals the canonical encoding of that
+// namespace's table.
+func TestTableEncoderNamespaces(t *testing.T) {
+	full := &routing.Table{}
+	for _, ns := range []string{"a", "b", "c"} {
+		for i := range 2 {
+			name := fmt.Sprintf("x%d", i)
+			full.Brokers = append(full.Brokers, routing.Broker{Object: routing.Object{Namespace: ns, Name: name}, Path: "/brokers/" + ns + "/" + name})
+		}
+		if ns != "b" {
+			full.Channels = append(full.Channels, routing.Channel{Object: routing.Object{Namespace: ns, Name: "c"}, Path: "/channels/" + ns + "/c"})
+		}
+	}
+	enc, err := plugins.NewTableEncoder(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"a", "b", "c", "none"} {
+		sub := &routing.Table{}
+		for _, b := range full.Brokers {
+			if b.Namespace == ns {
+				sub.Brokers = append(sub.Brokers, b)
+			}
+		}
+		for _, c := range full.Channels {
+			if c.Namespace == ns {
+				sub.Channels = append(sub.Channels, c)
+			}
+		}
+		want, err := routing.Encode(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(enc.Namespace(ns))); diff != "" {
+			t.Errorf("namespace %s (-want +got):\n%s", ns, diff)
+		}
+	}
+}

@@ -95,12 +95,11 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}}
 	// The complete table is needed only at the end; encoding it takes long
 	// enough to be worth overlapping with the rest.
-	fullTable := make(chan encodedTable, 1)
-	go func() {
-		b, err := plugins.EncodeTable(table)
-		fullTable <- encodedTable{b, err}
-	}()
-	r.fullTable = fullTable
+	enc, err := plugins.NewTableEncoder(table)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.tables = enc
 	if err := r.crds(); err != nil {
 		return nil, nil, err
 	}
@@ -137,7 +136,10 @@ func (k objectKey) String() string {
 type placed struct {
 	file   string // slash path in the output
 	object plugins.Object
-	key    objectKey
+	// typed, when set instead of object, is a model value written as it
+	// is (see typed.go).
+	typed any
+	key   objectKey
 	// source says where the object came from, for conflicts: a manifest
 	// position, or the plugin that generated it.
 	source diag.Pos
@@ -152,15 +154,10 @@ type renderer struct {
 	objects  []*placed
 	byKey    map[objectKey]*placed
 	diags    diag.List
-	fullTable <-chan encodedTable
+	tables   *plugins.TableEncoder
 	// claims collects the Brokers and Channels each plugin renders, by
 	// plugin and namespace.
 	claims map[claimKey]*plugins.Request
-}
-
-type encodedTable struct {
-	data []byte
-	err  error
 }
 
 type claimKey struct {
@@ -172,7 +169,9 @@ type claimKey struct {
 // two plugin renders produced exactly the same object (the cluster-wide
 // roles of knc's runtime, for example).
 func (r *renderer) add(p *placed) {
-	p.key = keyOf(p.object)
+	if p.typed == nil {
+		p.key = keyOf(p.object)
+	}
 	if prev, ok := r.byKey[p.key]; ok {
 		if prev.plugin != "" && p.plugin != "" && reflect.DeepEqual(prev.object, p.object) {
 			return
@@ -237,6 +236,7 @@ func (r *renderer) entries() error {
 	hashes := specHashes(r.table)
 	type converted struct {
 		obj    plugins.Object
+		typed  any
 		plugin plugins.Plugin
 		err    error
 	}
@@ -256,6 +256,12 @@ func (r *renderer) entries() error {
 			return
 		}
 		switch o := e.Object.(type) {
+		case *model.Trigger:
+			c.typed = cleanTrigger(o, hashes[e.Key])
+			return
+		case *model.Subscription:
+			c.typed = cleanSubscription(o, hashes[e.Key])
+			return
 		case *model.Broker:
 			c.plugin = r.registry.ForBroker(o.Class())
 		case *model.Channel:
@@ -286,7 +292,13 @@ func (r *renderer) entries() error {
 			continue
 		}
 		ns := e.Key.Namespace
-		r.add(&placed{file: path.Join(namespaceDir(ns), kindFiles[e.Key.Kind]), object: c.obj, source: pos})
+		file := path.Join(namespaceDir(ns), kindFiles[e.Key.Kind])
+		if c.typed != nil {
+			key := objectKey{group: e.Key.Group, kind: e.Key.Kind, namespace: ns, name: e.Key.Name}
+			r.add(&placed{file: file, typed: c.typed, key: key, source: pos})
+			continue
+		}
+		r.add(&placed{file: file, object: c.obj, source: pos})
 		if c.plugin == nil {
 			continue
 		}
@@ -412,6 +424,7 @@ func (r *renderer) plugins() error {
 		req := r.claims[k]
 		if k.plugin == "knc" {
 			req.Table = tableFor(r.table, k.namespace)
+			req.TableJSON = r.tables.Namespace(k.namespace)
 		}
 		results[i].objs, results[i].err = byName[k.plugin].Render(req)
 	}
@@ -546,7 +559,11 @@ func (r *renderer) output() (*Output, error) {
 		for _, p := range objs {
 			start := buf.Len()
 			buf.WriteString("---\n")
-			if err := encodeYAML(&buf, p.object); err != nil {
+			encode := func() error { return encodeYAML(&buf, p.object) }
+			if p.typed != nil {
+				encode = func() error { return encodeTyped(&buf, p.typed) }
+			}
+			if err := encode(); err != nil {
 				errs[i] = fmt.Errorf("encoding %s: %w", p.key, err)
 				return
 			}
@@ -561,11 +578,7 @@ func (r *renderer) output() (*Output, error) {
 		out.Files = append(out.Files, *f)
 	}
 	out.Files = append(out.Files, File{Path: Kustomization, Data: kustomization(dirNames)})
-	table := <-r.fullTable
-	if table.err != nil {
-		return nil, table.err
-	}
-	out.Files = append(out.Files, File{Path: RoutingTableFile, Data: table.data})
+	out.Files = append(out.Files, File{Path: RoutingTableFile, Data: r.tables.All()})
 	slices.SortFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	// Sorting moved the resource files; find them again in stream order.
 	index := map[string]int{}

@@ -35,8 +35,9 @@ func keyLess(a, b string) bool {
 	return a < b
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
+// sortedKeys returns the keys of m in output order, in buf's storage.
+func sortedKeys(m map[string]any, buf []string) []string {
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -76,6 +77,17 @@ func encodeYAML(buf *bytes.Buffer, v any) error {
 type yamlEncoder struct {
 	buf *bytes.Buffer
 	err error
+	// keys holds a reusable key slice per nesting depth, sparing an
+	// allocation for every map written.
+	keys [][]string
+}
+
+func (e *yamlEncoder) sortedKeys(m map[string]any, depth int) []string {
+	for len(e.keys) <= depth {
+		e.keys = append(e.keys, nil)
+	}
+	e.keys[depth] = sortedKeys(m, e.keys[depth])
+	return e.keys[depth]
 }
 
 func (e *yamlEncoder) indent(n int) {
@@ -86,7 +98,7 @@ func (e *yamlEncoder) indent(n int) {
 
 // mapping writes the entries of m, each on its own line at depth.
 func (e *yamlEncoder) mapping(m map[string]any, depth int) {
-	for i, k := range sortedKeys(m) {
+	for i, k := range e.sortedKeys(m, depth) {
 		if i > 0 || depth > 0 {
 			e.indent(depth)
 		}
@@ -112,7 +124,7 @@ func (e *yamlEncoder) sequence(s []any, depth int) {
 			}
 			e.buf.WriteByte(' ')
 			// The first entry follows the dash; the rest line up with it.
-			keys := sortedKeys(item)
+			keys := e.sortedKeys(item, depth+1)
 			for j, k := range keys {
 				if j > 0 {
 					e.indent(depth + 1)
