@@ -214,7 +214,7 @@ func TestGitOpsLoop(t *testing.T) {
 		orphan := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "eventing.knative.dev/v1", "kind": "Trigger",
 			"metadata": map[string]any{"name": "orphan", "namespace": ns},
-			"spec": map[string]any{"broker": "nope", "subscriber": map[string]any{"uri": sink.url + "/orphan"}},
+			"spec":     map[string]any{"broker": "nope", "subscriber": map[string]any{"uri": sink.url + "/orphan"}},
 		}}
 		if _, err := c.dynamic.Resource(triggers).Namespace(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
