@@ -228,6 +228,17 @@ metadata: {name: quiet}
 apiVersion: messaging.knative.dev/v1
 kind: Channel
 metadata: {name: fresh}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata: {name: second}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: gone}
+spec:
+  broker: second
+  subscriber: {uri: "http://example.com/gone"}
 `,
 	})
 	want := []string{
@@ -241,10 +252,13 @@ metadata: {name: fresh}
 		"      subscriber -> Service/default/app uri http://app.default.svc.cluster.local/ [removed]",
 		"    Trigger/default/refiltered filter type = 'b' [changed]",
 		"      subscriber -> Service/default/app uri http://app.default.svc.cluster.local/",
+		`  Broker/default/second class="knc" served=true external=false [added]`,
+		"    Trigger/default/gone [added]",
+		"      subscriber -> uri:http://example.com/gone uri http://example.com/gone [added]",
 		`  Channel/default/fresh class="JetStreamChannel" served=true external=false [added]`,
 		"  sink Service/default/app",
 		"  sink Service/default/new-app [added]",
-		"outside uri:http://example.com/gone [removed]",
+		"outside uri:http://example.com/gone",
 	}
 	changes := graph.Changes(base, head)
 	if diff := cmp.Diff(want, outline(changes)); diff != "" {
@@ -332,6 +346,7 @@ func checkSVG(t *testing.T, g *graph.Graph) {
 		paths         int
 		stack         []xml.StartElement
 		group         string
+		ids           = map[string]bool{}
 	)
 	attr := func(e xml.StartElement, name string) string {
 		for _, a := range e.Attr {
@@ -371,6 +386,10 @@ func checkSVG(t *testing.T, g *graph.Graph) {
 			}
 			if tok.Name.Local == "g" && strings.Contains(attr(tok, "class"), "node") {
 				group = attr(tok, "id")
+				if ids[group] {
+					t.Errorf("two nodes have the id %q", group)
+				}
+				ids[group] = true
 			}
 			if tok.Name.Local == "rect" && attr(tok, "class") == "box" {
 				boxes = append(boxes, box{group, number(tok, "x"), number(tok, "y"), number(tok, "width"), number(tok, "height")})

@@ -58,8 +58,10 @@ const maxDetail = 48
 
 func flatten(g *Graph) *flat {
 	f := &flat{byID: map[string]*node{}}
+	count := 0
 	add := func(gr *group, n *node) {
-		n.short = "n" + strconv.Itoa(len(f.byID))
+		n.short = "n" + strconv.Itoa(count)
+		count++
 		f.byID[n.id] = n
 		gr.nodes = append(gr.nodes, n)
 	}
@@ -75,7 +77,7 @@ func flatten(g *Graph) *flat {
 			}
 			add(gr, &node{id: s.ID, kind: s.Kind, kindLine: kindLine, name: s.Name, shape: shapeSource, status: s.Status, external: s.External})
 			for _, r := range s.Routes {
-				add(gr, &node{id: r.ID, kind: r.Kind, kindLine: r.Kind, name: r.Name, detail: r.Filter, shape: shapeRoute, status: r.Status})
+				add(gr, &node{id: routeKey(s, r), kind: r.Kind, kindLine: r.Kind, name: r.Name, detail: r.Filter, shape: shapeRoute, status: r.Status})
 			}
 		}
 		for _, s := range ns.Sinks {
@@ -97,7 +99,7 @@ func flatten(g *Graph) *flat {
 				f.addEdge(from, e)
 			}
 			for _, r := range s.Routes {
-				rn := f.byID[r.ID]
+				rn := f.byID[routeKey(s, r)]
 				status := r.Status
 				if status == Changed {
 					status = Unchanged
@@ -126,6 +128,10 @@ func (f *flat) addEdge(from *node, e *Edge) {
 	}
 	f.edges = append(f.edges, &edge{from: from, to: to, label: strings.Join(label, " "), role: e.Role, status: e.Status})
 }
+
+// routeKey names a route's node: a Trigger moved to another Broker is
+// drawn twice in a graph of changes, once under each.
+func routeKey(s *Source, r *Route) string { return s.ID + " " + r.ID }
 
 // shortDetail cuts a filter to fit in a box.
 func shortDetail(s string) string {

@@ -97,6 +97,7 @@ embedded NATS JetStream server.`,
 		newSchemaCmd(),
 		newRuntimeCmd(),
 		newGraphCmd(),
+		newDiffCmd(),
 	)
 	return root
 }

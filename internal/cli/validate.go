@@ -10,6 +10,7 @@ func newValidateCmd() *cobra.Command {
 	var (
 		flags  loadFlags
 		output string
+		base   string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
@@ -42,6 +43,11 @@ not, and 2 on a usage or I/O error.`,
 			if err != nil {
 				return err
 			}
+			if base != "" {
+				if err := addImmutableChanges(cmd, base, &flags, args, res); err != nil {
+					return err
+				}
+			}
 			switch output {
 			case "json":
 				if err := writeJSON(cmd.OutOrStdout(), validateReport(len(res.Set.Entries), res.Diagnostics)); err != nil {
@@ -60,6 +66,7 @@ not, and 2 on a usage or I/O error.`,
 	}
 	flags.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or github")
+	cmd.Flags().StringVar(&base, "base", "", "also report changes to immutable fields since this git revision (`GITREF`), as knc diff does")
 	return cmd
 }
 

@@ -1,0 +1,163 @@
+package diff
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/knc-dev/knc/compiler/graph"
+)
+
+// MarkdownMarker starts every Markdown report, so that a bot can find its
+// earlier comment on a pull request and update it instead of adding one.
+const MarkdownMarker = "<!-- knc-diff -->"
+
+// MarkdownOptions configure WriteMarkdown.
+type MarkdownOptions struct {
+	// Graph adds a Mermaid drawing of what changed.
+	Graph bool
+	// MaxGraphNodes leaves the drawing out when it would have more
+	// nodes; 0 means 150, about what a comment still shows legibly.
+	MaxGraphNodes int
+}
+
+// WriteMarkdown writes the report for a pull-request comment: a summary
+// table first, immutable-field errors next, then each section of details
+// folded in a <details> block, and optionally a graph of what changed.
+func (r *Report) WriteMarkdown(w io.Writer, opts MarkdownOptions) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(MarkdownMarker + "\n")
+	// A machine-readable count, for workflows that gate on it.
+	fmt.Fprintf(bw, "<!-- knc-diff:violations=%d -->\n", len(r.Violations))
+	fmt.Fprintf(bw, "### knc diff: %s → %s\n\n", code(r.Base), r.Head)
+	if !r.Different {
+		bw.WriteString("No differences in Brokers, Triggers, Channels, Subscriptions, other objects, routes or the runtime.\n")
+		return bw.Flush()
+	}
+	s := r.Summary
+	if len(s.Kinds) > 0 {
+		bw.WriteString("| kind | added | removed | changed |\n|:--|--:|--:|--:|\n")
+		for _, k := range s.Kinds {
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", escapeCell(k.Kind), count(k.Added), count(k.Removed), count(k.Changed))
+		}
+		bw.WriteString("\n")
+	}
+	var facts []string
+	if s.RoutesGained+s.RoutesLost > 0 {
+		facts = append(facts, fmt.Sprintf("**Routes:** %d gained, %d lost", s.RoutesGained, s.RoutesLost))
+	}
+	if s.Filters > 0 {
+		facts = append(facts, "**Filters:** "+plural(s.Filters, "change"))
+	}
+	if s.Deliveries > 0 {
+		facts = append(facts, "**Delivery:** "+plural(s.Deliveries, "change"))
+	}
+	if s.Runtime > 0 {
+		facts = append(facts, "**Runtime:** "+plural(s.Runtime, "change"))
+	}
+	if len(facts) > 0 {
+		bw.WriteString(strings.Join(facts, " · ") + "\n\n")
+	}
+	if len(r.Violations) > 0 {
+		bw.WriteString("> [!CAUTION]\n")
+		fmt.Fprintf(bw, "> **%s to immutable fields.** Knative rejects these updates: each object must be deleted and re-created, and events in flight may be lost.\n>\n", plural(len(r.Violations), "change"))
+		for _, d := range r.Violations {
+			fmt.Fprintf(bw, "> - %s %s\n", code(d.Pos.String()), inlineText(d.Path+": "+d.Message))
+		}
+		bw.WriteString("\n")
+	}
+	for _, sec := range r.sections(painter(false)) {
+		fmt.Fprintf(bw, "<details><summary>%s (%d)</summary>\n\n", sec.title, sectionCount(r, sec.title))
+		writeFence(bw, "diff", strings.Join(sec.lines, "\n")+"\n")
+		bw.WriteString("\n</details>\n\n")
+	}
+	if opts.Graph && r.Graph != nil && !r.Graph.Empty() {
+		limit := opts.MaxGraphNodes
+		if limit == 0 {
+			limit = 150
+		}
+		if n := nodeCount(r.Graph); n > limit {
+			fmt.Fprintf(bw, "_The graph of what changed has %d nodes, too many to draw here; run `knc graph` for the whole topology._\n", n)
+		} else {
+			var g bytes.Buffer
+			if err := graph.WriteMermaid(&g, r.Graph); err != nil {
+				return err
+			}
+			bw.WriteString("<details open><summary>Graph of what changed</summary>\n\n")
+			writeFence(bw, "mermaid", g.String())
+			bw.WriteString("\n</details>\n")
+		}
+	}
+	return bw.Flush()
+}
+
+func sectionCount(r *Report, title string) int {
+	switch title {
+	case "Objects":
+		return len(r.Objects)
+	case "Routes":
+		return len(r.Routes)
+	case "Filters":
+		return len(r.Filters)
+	case "Delivery":
+		return len(r.Deliveries)
+	case "Runtime":
+		return len(r.Runtime)
+	}
+	return 0
+}
+
+func nodeCount(g *graph.Graph) int {
+	n := len(g.Outside)
+	for _, ns := range g.Namespaces {
+		n += len(ns.Sinks)
+		for _, s := range ns.Sources {
+			n += 1 + len(s.Routes)
+		}
+	}
+	return n
+}
+
+// writeFence writes a fenced code block, with a fence longer than any run
+// of backticks inside it.
+func writeFence(w *bufio.Writer, lang, body string) {
+	fence := "```"
+	for strings.Contains(body, fence) {
+		fence += "`"
+	}
+	w.WriteString(fence + lang + "\n" + body)
+	if !strings.HasSuffix(body, "\n") {
+		w.WriteString("\n")
+	}
+	w.WriteString(fence + "\n")
+}
+
+// code writes inline code, with enough backticks around it.
+func code(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+func count(n int) string {
+	if n == 0 {
+		return "·"
+	}
+	return strconv.Itoa(n)
+}
+
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// inlineText escapes what Markdown would read as markup or HTML.
+func inlineText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`).Replace(s)
+}
