@@ -233,7 +233,9 @@ func (r *Report) summarise() {
 	for _, c := range counts {
 		s.Kinds = append(s.Kinds, *c)
 	}
-	slices.SortFunc(s.Kinds, func(a, b KindCount) int { return cmp.Or(cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)), cmp.Compare(a.Kind, b.Kind)) })
+	slices.SortFunc(s.Kinds, func(a, b KindCount) int {
+		return cmp.Or(cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)), cmp.Compare(a.Kind, b.Kind))
+	})
 	for _, rc := range r.Routes {
 		if rc.Change == Gained {
 			s.RoutesGained++
