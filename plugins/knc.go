@@ -172,7 +172,7 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 	}
 	routesName := RoutesConfigPrefix + contentHash(tableJSON)
 	jetstream := map[string]string{
-		// Flags of knc run, read through $(VAR) in the container's args.
+		// Flags of knc runtime, read through $(VAR) in the container's args.
 		"KNC_MAX_BODY_BYTES":  strconv.FormatInt(set.maxEventBytes, 10),
 		"KNC_MAX_STORE_BYTES": strconv.FormatInt(set.maxStoreBytes, 10),
 		// Settings of the streams and consumers, for the runtime to read.
@@ -275,7 +275,7 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 						Name:  "runtime",
 						Image: p.opts.Image,
 						Args: []string{
-							"run",
+							"runtime",
 							"--table", TablePath,
 							"--data-dir", DataDir,
 							"--http-addr", ":" + strconv.Itoa(HTTPPort),
