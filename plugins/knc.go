@@ -361,8 +361,8 @@ func rbac(ns string, t *routing.Table) []any {
 				Rules: []rbacv1.PolicyRule{
 					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers", "triggers"}, Verbs: read},
 					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels", "subscriptions"}, Verbs: read},
-					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"update", "patch"}},
-					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"update", "patch"}},
+					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"patch"}},
+					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"patch"}},
 				},
 			},
 			&rbacv1.RoleBinding{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -136,6 +137,9 @@ func TestExamples(t *testing.T) {
 				applied[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = c.live(t, o).GetResourceVersion()
 			}
 			runtimes := c.startRuntimes(t, objs)
+			for ns := range runtimes {
+				c.checkRuntimeRBAC(t, ns)
+			}
 			c.waitReady(t, knative(objs))
 
 			for _, o := range knative(objs) {
@@ -206,5 +210,45 @@ func checkArgoCDHealth(t *testing.T, live *unstructured.Unstructured, want strin
 	}
 	if h.Status != want {
 		t.Errorf("%s %s/%s: Argo CD health %s (%s), want %s", live.GetKind(), live.GetNamespace(), live.GetName(), h.Status, h.Message, want)
+	}
+}
+
+// checkRuntimeRBAC asks the API server what the runtime's ServiceAccount
+// may do in its namespace: read the four kinds and patch their status,
+// and nothing else to them.
+func (c *cluster) checkRuntimeRBAC(t *testing.T, ns string) {
+	t.Helper()
+	user := "system:serviceaccount:" + ns + ":knc-runtime"
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+	for _, tt := range []struct {
+		verb, group, resource, subresource string
+		allowed                            bool
+	}{
+		{"list", "eventing.knative.dev", "triggers", "", true},
+		{"watch", "messaging.knative.dev", "subscriptions", "", true},
+		{"patch", "eventing.knative.dev", "brokers", "status", true},
+		{"patch", "messaging.knative.dev", "channels", "status", true},
+		{"update", "eventing.knative.dev", "triggers", "status", false},
+		{"update", "eventing.knative.dev", "triggers", "", false},
+		{"patch", "messaging.knative.dev", "subscriptions", "", false},
+		{"create", "eventing.knative.dev", "brokers", "", false},
+		{"delete", "messaging.knative.dev", "channels", "", false},
+		{"list", "", "services", "", true},
+		{"list", "", "secrets", "", false},
+		{"update", "", "configmaps", "", false},
+	} {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: groups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: tt.verb, Group: tt.group, Resource: tt.resource, Subresource: tt.subresource,
+			},
+		}}
+		got, err := c.env.Clientset().AuthorizationV1().SubjectAccessReviews().Create(t.Context(), sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Allowed != tt.allowed {
+			t.Errorf("%s may %s %s %s/%s: %v, want %v", user, tt.verb, tt.group, tt.resource, tt.subresource, got.Status.Allowed, tt.allowed)
+		}
 	}
 }
