@@ -65,6 +65,18 @@ func (e *TableEncoder) Namespace(ns string) []byte {
 // holding the selected entries, then indents it.
 func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	var buf bytes.Buffer
+	size := 100
+	for i, b := range e.brokers {
+		if keep(e.table.Brokers[i].Namespace) {
+			size += len(b) + 1
+		}
+	}
+	for i, c := range e.channels {
+		if keep(e.table.Channels[i].Namespace) {
+			size += len(c) + 1
+		}
+	}
+	buf.Grow(size)
 	fmt.Fprintf(&buf, `{"apiVersion":%q,"kind":%q`, routing.APIVersion, routing.Kind)
 	list := func(name string, items [][]byte, namespace func(int) string) {
 		n := 0

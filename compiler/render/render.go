@@ -555,6 +555,9 @@ func (r *renderer) output() (*Output, error) {
 		objs := byFile[f.Path]
 		slices.SortFunc(objs, compareObjects)
 		var buf bytes.Buffer
+		// Most objects take a few hundred bytes; growing the buffer once
+		// spares copying it over and over.
+		buf.Grow(len(header) + 700*len(objs))
 		buf.WriteString(header)
 		for _, p := range objs {
 			start := buf.Len()

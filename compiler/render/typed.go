@@ -51,7 +51,7 @@ func cleanMeta(m model.ObjectMeta, hash string, spec any) model.ObjectMeta {
 // document, exactly as encodeYAML(toGeneric(v)) would.
 func encodeTyped(buf *bytes.Buffer, v any) error {
 	e := yamlEncoder{buf: buf}
-	entries := e.entries(reflect.ValueOf(v).Elem())
+	entries := e.entries(reflect.ValueOf(v).Elem(), 0)
 	if len(entries) == 0 {
 		buf.WriteString("{}\n")
 		return nil
@@ -63,6 +63,10 @@ func encodeTyped(buf *bytes.Buffer, v any) error {
 type entry struct {
 	key string
 	val reflect.Value
+	// str holds the value of a map[string]string entry, which needs no
+	// reflection.
+	str   string
+	isStr bool
 }
 
 type typedField struct {
@@ -105,41 +109,45 @@ func typedFields(t reflect.Type) []typedField {
 	return f.([]typedField)
 }
 
-// entries returns the keys and values a struct or map writes, in order.
-func (e *yamlEncoder) entries(v reflect.Value) []entry {
+// entries returns the keys and values a struct or map writes at depth, in
+// order, in a buffer reused for every mapping written at that depth.
+func (e *yamlEncoder) entries(v reflect.Value, depth int) []entry {
+	for len(e.entryBufs) <= depth {
+		e.entryBufs = append(e.entryBufs, nil)
+	}
+	out := e.entryBufs[depth][:0]
+	defer func() { e.entryBufs[depth] = out }()
 	switch v.Kind() {
 	case reflect.Struct:
-		var out []entry
 		for _, f := range typedFields(v.Type()) {
 			fv := v.FieldByIndex(f.index)
 			if f.omitEmpty && isEmpty(fv) {
 				continue
 			}
-			out = append(out, entry{f.name, fv})
+			out = append(out, entry{key: f.name, val: fv})
 		}
 		return out
 	case reflect.Map:
-		keys := make([]string, 0, v.Len())
-		for _, k := range v.MapKeys() {
-			keys = append(keys, k.String())
-		}
-		slices.SortFunc(keys, func(a, b string) int {
-			switch {
-			case keyLess(a, b):
-				return -1
-			case keyLess(b, a):
-				return 1
+		if m, ok := v.Interface().(map[string]string); ok {
+			for k, x := range m {
+				out = append(out, entry{key: k, str: x, isStr: true})
 			}
-			return 0
-		})
-		out := make([]entry, len(keys))
-		for i, k := range keys {
-			out[i] = entry{k, v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))}
+		} else {
+			it := v.MapRange()
+			for it.Next() {
+				out = append(out, entry{key: it.Key().String(), val: it.Value()})
+			}
+		}
+		// Maps hold a few keys: an insertion sort beats a general one.
+		for i := 1; i < len(out); i++ {
+			for j := i; j > 0 && keyLess(out[j].key, out[j-1].key); j-- {
+				out[j], out[j-1] = out[j-1], out[j]
+			}
 		}
 		return out
 	}
 	e.err = fmt.Errorf("cannot write a %s as a mapping", v.Type())
-	return nil
+	return out
 }
 
 func (e *yamlEncoder) typedMapping(entries []entry, depth int) {
@@ -149,7 +157,7 @@ func (e *yamlEncoder) typedMapping(entries []entry, depth int) {
 		}
 		e.writeKey(en.key)
 		e.buf.WriteByte(':')
-		e.typedValue(en.val, depth)
+		e.entryValue(en, depth)
 	}
 }
 
@@ -164,6 +172,16 @@ func deref(v reflect.Value) (reflect.Value, bool) {
 	return v, true
 }
 
+func (e *yamlEncoder) entryValue(en entry, depth int) {
+	if en.isStr {
+		e.buf.WriteByte(' ')
+		e.writeString(en.str, depth+1)
+		e.buf.WriteByte('\n')
+		return
+	}
+	e.typedValue(en.val, depth)
+}
+
 // typedValue mirrors value.
 func (e *yamlEncoder) typedValue(v reflect.Value, depth int) {
 	v, ok := deref(v)
@@ -173,7 +191,7 @@ func (e *yamlEncoder) typedValue(v reflect.Value, depth int) {
 	}
 	switch v.Kind() {
 	case reflect.Struct, reflect.Map:
-		entries := e.entries(v)
+		entries := e.entries(v, depth+1)
 		if len(entries) == 0 {
 			e.buf.WriteString(" {}\n")
 			return
@@ -208,7 +226,7 @@ func (e *yamlEncoder) typedSequence(s reflect.Value, depth int) {
 		}
 		switch item.Kind() {
 		case reflect.Struct, reflect.Map:
-			entries := e.entries(item)
+			entries := e.entries(item, depth+1)
 			if len(entries) == 0 {
 				e.buf.WriteString(" {}\n")
 				continue
@@ -220,7 +238,7 @@ func (e *yamlEncoder) typedSequence(s reflect.Value, depth int) {
 				}
 				e.writeKey(en.key)
 				e.buf.WriteByte(':')
-				e.typedValue(en.val, depth+1)
+				e.entryValue(en, depth+1)
 			}
 		case reflect.Slice:
 			if item.Len() == 0 {

@@ -80,6 +80,8 @@ type yamlEncoder struct {
 	// keys holds a reusable key slice per nesting depth, sparing an
 	// allocation for every map written.
 	keys [][]string
+	// entryBufs does the same for the model values written by typed.go.
+	entryBufs [][]entry
 }
 
 func (e *yamlEncoder) sortedKeys(m map[string]any, depth int) []string {
