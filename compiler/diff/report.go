@@ -212,6 +212,25 @@ func Compare(base, head Side) *Report {
 	return r
 }
 
+// Relative rewrites the file names of every position relative to dir
+// where that is shorter, as diagnostics are.
+func (r *Report) Relative(dir string) {
+	rel := func(p *diag.Pos) { p.File = diag.RelPath(dir, p.File) }
+	for i := range r.Objects {
+		rel(&r.Objects[i].Pos)
+		for j := range r.Objects[i].Fields {
+			rel(&r.Objects[i].Fields[j].Pos)
+		}
+	}
+	for i := range r.Filters {
+		rel(&r.Filters[i].Pos)
+	}
+	for i := range r.Deliveries {
+		rel(&r.Deliveries[i].Pos)
+	}
+	r.Violations = r.Violations.Relative(dir)
+}
+
 func (r *Report) summarise() {
 	counts := map[string]*KindCount{}
 	for _, o := range r.Objects {

@@ -11,8 +11,8 @@ import (
 
 // compareRoutes lists the routes of each revision and reports those only
 // one has. A route is identified by where it starts, the Trigger or
-// Subscription it passes, and where it delivers, so a subscriber that moves
-// is one route lost and one gained.
+// Subscription it passes, and the objects it delivers to, so a subscriber
+// that moves is one route lost and one gained.
 func compareRoutes(base, head *graph.Graph) []RouteChange {
 	baseRoutes, headRoutes := routeSet(base), routeSet(head)
 	var out []RouteChange
@@ -34,21 +34,33 @@ func compareRoutes(base, head *graph.Graph) []RouteChange {
 	return out
 }
 
-func routeSet(g *graph.Graph) map[RouteChange]RouteChange {
-	out := map[RouteChange]RouteChange{}
+// routeKey identifies a route by the objects it joins, not by the
+// addresses they resolve to: a Broker that changes class keeps its
+// routes, though knc resolves them only for the class it runs.
+type routeKey struct {
+	source, via               string
+	subscriber, reply         string
+	subscriberPath, replyPath string
+}
+
+func routeSet(g *graph.Graph) map[routeKey]RouteChange {
+	out := map[routeKey]RouteChange{}
 	for _, ns := range g.Namespaces {
 		for _, s := range ns.Sources {
 			for _, r := range s.Routes {
 				rc := RouteChange{Source: s.Kind + " " + s.Namespace + "/" + s.Name, Via: r.Kind + " " + r.Name}
+				k := routeKey{source: s.ID, via: r.ID}
 				for _, e := range r.Edges {
 					switch e.Role {
 					case graph.Subscriber:
 						rc.Subscriber = describeEdge(e)
+						k.subscriber, k.subscriberPath = e.To, e.Path
 					case graph.Reply:
 						rc.Reply = describeEdge(e)
+						k.reply, k.replyPath = e.To, e.Path
 					}
 				}
-				out[rc] = rc
+				out[k] = rc
 			}
 		}
 	}

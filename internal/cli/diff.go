@@ -162,7 +162,7 @@ func runDiffBase(cmd *cobra.Command, f *diffFlags, args []string) error {
 	report := diff.Compare(base, head)
 	report.Base, report.Head = rev.Short(), "working tree"
 	if wd, err := os.Getwd(); err == nil {
-		report.Violations = report.Violations.Relative(wd)
+		report.Relative(wd)
 	}
 	printDiagnostics(stderr, report.Violations)
 	switch f.output {
