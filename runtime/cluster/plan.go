@@ -65,7 +65,12 @@ type planInput struct {
 // table: drift, missing Brokers and Channels, uids of Subscriptions. It
 // returns the status of every live object the runtime reports on.
 func plan(in planInput) []desiredStatus {
-	p := planner{in: in, brokerReady: map[string]readiness{}, channelReady: map[string]readiness{}, inTable: map[liveKey]bool{}}
+	p := planner{in: in, brokerReady: map[string]readiness{}, channelReady: map[string]readiness{}, inTable: map[liveKey]bool{},
+		computedByKey: make(map[liveKey]*status.Object, len(in.computed))}
+	for i := range in.computed {
+		c := &in.computed[i]
+		p.computedByKey[liveKey{c.Kind, c.Metadata.Namespace, c.Metadata.Name}] = c
+	}
 	var out []desiredStatus
 	t := in.table
 	if t == nil {
@@ -118,10 +123,11 @@ type planner struct {
 	in                        planInput
 	brokerReady, channelReady map[string]readiness
 	inTable                   map[liveKey]bool
+	computedByKey             map[liveKey]*status.Object
 }
 
 func (p *planner) computed(kind string, o routing.Object) *status.Object {
-	return status.Find(p.in.computed, kind, o.Namespace, o.Name)
+	return p.computedByKey[liveKey{kind, o.Namespace, o.Name}]
 }
 
 // drift returns why the live object's spec is not the compiled one, or ""

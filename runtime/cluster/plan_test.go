@@ -15,7 +15,7 @@ import (
 
 const ns = "shop"
 
-func liveObject(t *testing.T, kind, name string, generation int64, spec string, annotations map[string]string) *unstructured.Unstructured {
+func liveObject(t testing.TB, kind, name string, generation int64, spec string, annotations map[string]string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": parseSpec(t, spec)}}
 	u.SetKind(kind)
@@ -27,7 +27,7 @@ func liveObject(t *testing.T, kind, name string, generation int64, spec string, 
 	return u
 }
 
-func hashOf(t *testing.T, kind, spec string) string {
+func hashOf(t testing.TB, kind, spec string) string {
 	t.Helper()
 	h, err := SpecHash(kind, parseSpec(t, spec))
 	if err != nil {
@@ -45,7 +45,7 @@ const (
 
 // testTable is a Broker with one Trigger and a Channel with one
 // Subscription, with the spec hashes of the specs above.
-func testTable(t *testing.T) *routing.Table {
+func testTable(t testing.TB) *routing.Table {
 	// The compiler hashes a knc Broker before it adds config: {}.
 	return &routing.Table{
 		Brokers: []routing.Broker{{
