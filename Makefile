@@ -40,9 +40,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	bash hack/bench-validate.sh
 
+# run serves the quickstart example locally, with `knc display` printing the
+# events its subscribers receive; stop it with Ctrl-C.
 run: build
-	$(KNC) validate examples
-	$(KNC) build examples/quickstart
+	KNC=$(KNC) bash hack/run-quickstart.sh
 
 clean:
 	rm -rf $(BIN)

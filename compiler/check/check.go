@@ -9,6 +9,7 @@ import (
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Check validates docs and returns the model. The set is returned even when
@@ -70,8 +71,9 @@ var knativeKinds = map[string]string{
 func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	var diags diag.List
 	group := model.Group(doc.APIVersion)
-	if group == project.Group && doc.Kind == project.Kind {
-		// Another project's config, or a copy of this one: not a manifest.
+	if group == project.Group && doc.Kind == project.Kind || group == routing.Group {
+		// Another project's config, or a compiled routing table: knc's own
+		// files, not manifests.
 		return nil, nil
 	}
 	obj := model.New(doc.APIVersion, doc.Kind)

@@ -32,14 +32,28 @@ func ServesChannel(c *model.Channel) bool {
 
 // Compiler resolves addresses against one project.
 type Compiler struct {
-	cfg *project.Config
-	set *model.Set
+	cfg  *project.Config
+	set  *model.Set
+	opts Options
+}
+
+// Options change how addresses resolve.
+type Options struct {
+	// Address, when set, is asked first for the address of every object a
+	// reference names; knc run uses it to send events for in-cluster
+	// Services to processes on the local machine.
+	Address func(r *model.KReference) (string, bool)
 }
 
 // Compile builds the routing table of the Brokers and Channels knc runs.
 // The set must be valid; diagnostics report what still cannot be compiled.
 func Compile(set *model.Set, cfg *project.Config) (*routing.Table, diag.List) {
-	c := &Compiler{cfg: cfg, set: set}
+	return CompileWith(set, cfg, Options{})
+}
+
+// CompileWith is Compile with options.
+func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Table, diag.List) {
+	c := &Compiler{cfg: cfg, set: set, opts: opts}
 	var diags diag.List
 	t := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind}
 	triggers := map[model.Key][]*model.Trigger{}
@@ -134,6 +148,11 @@ func (c *Compiler) ingressURL(namespace, path string) string {
 // Address returns the address of the object a reference names, when the
 // repository or knc.yaml holds it.
 func (c *Compiler) Address(r *model.KReference) (string, bool) {
+	if c.opts.Address != nil {
+		if url, ok := c.opts.Address(r); ok {
+			return url, true
+		}
+	}
 	key := model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 	if e, ok := c.set.Index[key]; ok {
 		switch o := e.Object.(type) {

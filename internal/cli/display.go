@@ -25,6 +25,7 @@ type displayFlags struct {
 	replySource  string
 	status       int
 	maxBodyBytes int64
+	count        int
 }
 
 func newDisplayCmd() *cobra.Command {
@@ -44,7 +45,7 @@ dead-letter sinks. A request that is not a valid CloudEvent gets 400 and is
 reported on standard error.
 
 Display prints its address on standard error once it listens, and stops
-cleanly on SIGINT or SIGTERM.`,
+cleanly on SIGINT or SIGTERM, or after --count events.`,
 		Example: `  # Print the events a Trigger delivers to http://127.0.0.1:9090/.
   knc display --addr 127.0.0.1:9090
 
@@ -52,7 +53,10 @@ cleanly on SIGINT or SIGTERM.`,
   knc display --addr 127.0.0.1:9090 --reply-type com.example.checked
 
   # Fail every delivery, retryably, to watch a dead-letter sink fill up.
-  knc display --addr 127.0.0.1:9091 --status 503`,
+  knc display --addr 127.0.0.1:9091 --status 503
+
+  # In a script: wait until three events have arrived.
+  knc display --addr 127.0.0.1:9090 --count 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDisplay(cmd, &f)
@@ -64,12 +68,16 @@ cleanly on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.replySource, "reply-source", "/knc/display", "source of reply events")
 	fl.IntVar(&f.status, "status", 0, "answer every event with this HTTP `STATUS` (default 202, or 200 with --reply-type)")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", 4<<20, "largest event body accepted; larger ones get 413")
+	fl.IntVar(&f.count, "count", 0, "stop after printing `N` events (0: run until interrupted)")
 	return cmd
 }
 
 func runDisplay(cmd *cobra.Command, f *displayFlags) error {
 	if f.status != 0 && (f.status < 200 || f.status > 599) {
 		return usageError("--status %d: want an HTTP status from 200 to 599", f.status)
+	}
+	if f.count < 0 {
+		return usageError("--count %d: want 0 or more", f.count)
 	}
 	if f.replyType != "" && f.status != 0 && f.status != http.StatusOK {
 		return usageError("--reply-type needs status 200: only a 200 response carries a reply")
@@ -78,7 +86,7 @@ func runDisplay(cmd *cobra.Command, f *displayFlags) error {
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
 	}
-	d := &displayHandler{flags: f, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr()}
+	d := &displayHandler{flags: f, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), done: make(chan struct{})}
 	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(cmd.ErrOrStderr(), "knc display: listening on http://%s/\n", ln.Addr())
 
@@ -88,11 +96,17 @@ func runDisplay(cmd *cobra.Command, f *displayFlags) error {
 	case err := <-served:
 		return &exitError{code: exitFailed, err: err}
 	case <-cmd.Context().Done():
+	case <-d.done:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("stopping: %w", err)}
+		// A sender may hold a connection it opened but has not used; the
+		// server counts such a connection as busy for five seconds. Every
+		// request in flight has been answered by now, so close them all.
+		if err := srv.Close(); err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("stopping: %w", err)}
+		}
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return &exitError{code: exitFailed, err: err}
@@ -104,6 +118,8 @@ type displayHandler struct {
 	flags       *displayFlags
 	mu          sync.Mutex // keeps printed events whole
 	out, errOut io.Writer
+	printed     int
+	done        chan struct{} // closed once --count events are printed
 }
 
 func (d *displayHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +154,10 @@ func (d *displayHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	fmt.Fprintf(d.errOut, "knc display: %s %s: %d\n", r.Method, r.URL.Path, status)
 	printEvent(d.out, e)
+	d.printed++
+	if d.printed == d.flags.count {
+		close(d.done)
+	}
 	d.mu.Unlock()
 
 	if d.flags.replyType != "" {

@@ -13,13 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
 )
-
-// compileRoutingTable compiles manifests into a routing table in memory for
-// `knc run PATH...`. It is nil until the compiler provides it.
-var compileRoutingTable func(ctx context.Context, paths []string) (*routing.Table, error)
 
 type runFlags struct {
 	table           string
@@ -32,6 +29,8 @@ type runFlags struct {
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
+	load            loadFlags
+	addresses       addressFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -44,7 +43,10 @@ events to Triggers and Subscriptions, as Knative Eventing would, with an
 embedded NATS JetStream server as the durable store. Nothing else is needed:
 no cluster, no NATS installation.
 
-The routes come from a routing table written by 'knc build' (--table).
+The routes come from manifests, compiled in memory as 'knc build' compiles
+them (PATH, the current directory by default), or from a routing table
+written by 'knc build' (--table). Subscribers that are Services in a cluster
+can be pointed at local processes with --address and --services-url.
 
 Each Broker is served at /brokers/NAMESPACE/NAME and each Channel at
 /channels/NAMESPACE/NAME. An event is answered 202 only once it is stored;
@@ -64,7 +66,11 @@ exits 0; what is not delivered by then stays stored.
 
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
-		Example: `  # Serve a table built by 'knc build'.
+		Example: `  # Run the quickstart, with every Service subscriber shown by 'knc display'.
+  knc display --addr 127.0.0.1:9090 &
+  knc run examples/quickstart --services-url http://127.0.0.1:9090/
+
+  # Serve a table built by 'knc build'.
   knc run --table build/routing-table.json
 
   # Listen on every interface, keep the data elsewhere, log JSON.
@@ -84,6 +90,8 @@ usage or I/O error.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", engine.DefaultShutdownTimeout, "bound on the graceful drain at SIGTERM")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.load.register(cmd)
+	f.addresses.register(cmd)
 	return cmd
 }
 
@@ -93,10 +101,26 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	load := func() (*routing.Table, error) { return loadRunTable(ctx, args, f.table) }
+	var cfg *project.Config
+	load := func() (*routing.Table, error) {
+		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f)
+		if c != nil {
+			cfg = c
+		}
+		return t, err
+	}
 	table, err := load()
 	if err != nil {
 		return err
+	}
+	var ttl int32
+	if cfg != nil && cfg.Runtime != nil {
+		if cfg.Runtime.TTL != nil {
+			ttl = int32(*cfg.Runtime.TTL)
+		}
+		if cfg.Runtime.MaxEventBytes != nil && !cmd.Flags().Changed("max-body-bytes") {
+			f.maxBodyBytes = *cfg.Runtime.MaxEventBytes
+		}
 	}
 	eng, err := engine.New(engine.Options{
 		Table:           table,
@@ -107,6 +131,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		MaxStoreBytes:   f.maxStoreBytes,
 		NATSAddr:        f.natsAddr,
 		ShutdownTimeout: f.shutdownTimeout,
+		DefaultTTL:      ttl,
 		Logger:          log,
 	})
 	if err != nil {
@@ -156,34 +181,29 @@ func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Tabl
 	}
 }
 
-// loadRunTable returns the table to serve: decoded from tableFile, or
-// compiled from paths.
-func loadRunTable(ctx context.Context, paths []string, tableFile string) (*routing.Table, error) {
-	switch {
-	case tableFile != "" && len(paths) > 0:
-		return nil, usageError("give either PATH arguments or --table, not both")
-	case tableFile != "":
-		b, err := os.ReadFile(tableFile)
-		if err != nil {
-			return nil, &exitError{code: exitTrouble, err: err}
+// loadRunTable returns the table to serve: decoded from --table, or
+// compiled from the manifests under paths (the current directory when no
+// path is given). The config is returned when manifests were compiled.
+func loadRunTable(stderr io.Writer, paths []string, f *runFlags) (*routing.Table, *project.Config, error) {
+	if f.table == "" {
+		t, cfg, err := compileTable(stderr, &f.load, &f.addresses, paths)
+		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 {
+			return nil, nil, usageError("nothing to serve: no Broker or Channel that knc runs was found; give the PATH of your manifests, or --table FILE")
 		}
-		t, err := routing.Decode(b)
-		if err != nil {
-			return nil, &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", tableFile, err)}
-		}
-		return t, nil
-	case len(paths) > 0:
-		if compileRoutingTable == nil {
-			return nil, usageError("compiling manifests is not available in knc run yet: run 'knc build' and pass the routing table with --table")
-		}
-		t, err := compileRoutingTable(ctx, paths)
-		if err != nil {
-			return nil, err
-		}
-		return t, nil
-	default:
-		return nil, usageError("nothing to serve: pass a routing table with --table FILE")
+		return t, cfg, err
 	}
+	if len(paths) > 0 {
+		return nil, nil, usageError("give either PATH arguments or --table, not both")
+	}
+	b, err := os.ReadFile(f.table)
+	if err != nil {
+		return nil, nil, &exitError{code: exitTrouble, err: err}
+	}
+	t, err := routing.Decode(b)
+	if err != nil {
+		return nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", f.table, err)}
+	}
+	return t, nil, nil
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {

@@ -11,7 +11,8 @@ import (
 // whose apiVersion it does not know, so an old runtime never half-reads a new
 // compiler's output.
 const (
-	APIVersion = "routing.knc.dev/v1alpha1"
+	Group      = "routing.knc.dev"
+	APIVersion = Group + "/v1alpha1"
 	Kind       = "RoutingTable"
 )
 
