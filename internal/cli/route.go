@@ -20,42 +20,57 @@ type routeFlags struct {
 	broker string
 	event  string
 	output string
+	load   loadFlags
 }
 
 func newRouteCmd() *cobra.Command {
 	var f routeFlags
 	cmd := &cobra.Command{
-		Use:   "route --table FILE --broker NAMESPACE/NAME --event FILE",
+		Use:   "route [PATH...] --broker NAMESPACE/NAME --event FILE",
 		Short: "Show which Triggers of a Broker an event would be delivered to, and why",
 		Long: `Route evaluates one CloudEvent against every Trigger of a Broker, exactly as
 the runtime does, and prints for each Trigger whether it matched and why: the
 filter that decided (by its path in the Trigger, such as filters[1].not) and
 the values it compared.
 
-The routing table is the one 'knc build' writes (--table). The event is a
-structured-mode JSON CloudEvent (--event; "-" reads it from stdin).
+The Triggers come from manifests, compiled as 'knc build' compiles them
+(PATH, the current directory by default), or from the routing table 'knc
+build' writes (--table). The event is a structured-mode JSON CloudEvent
+(--event; "-" reads it from stdin).
 
 With -o text (the default) each Trigger gets one line:
 NAMESPACE/NAME: matched|not matched: REASON. With -o json the output is
 {"triggers":[{"namespace":...,"name":...,"matched":...,"reason":...}]}.
 
 The exit code is 0 when the event could be evaluated, whether or not any
-Trigger matched; 1 when the table or the event is invalid; and 2 on a usage
-or I/O error, such as a Broker the table does not have.`,
-		Example: `  # Which Triggers of default/default receive this event?
+Trigger matched; 1 when the manifests, the table or the event are invalid
+(manifests are reported as knc validate reports them); and 2 on a usage or
+I/O error, such as a Broker that does not exist.`,
+		Example: `  # Which Triggers of default/default in ./eventing receive this event?
+  knc route eventing/ --broker default/default --event order.json
+
+  # The same, from the table 'knc build' wrote.
   knc route --table build/routing-table.json --broker default/default --event order.json
 
   # The same, for a script.
   knc route --table build/routing-table.json --broker default/default --event order.json -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(f.output, "text", "json"); err != nil {
 				return err
 			}
-			if f.table == "" || f.broker == "" || f.event == "" {
-				return usageError("route needs --table FILE, --broker NAMESPACE/NAME and --event FILE")
+			if f.broker == "" || f.event == "" {
+				return usageError("route needs --broker NAMESPACE/NAME and --event FILE")
 			}
-			table, err := readRouteTable(f.table)
+			if f.table != "" && len(args) > 0 {
+				return usageError("give either PATH arguments or --table, not both")
+			}
+			var table *routing.Table
+			var err error
+			if f.table != "" {
+				table, err = readRouteTable(f.table)
+			} else {
+				table, _, err = compileTable(cmd.ErrOrStderr(), &f.load, &addressFlags{}, args)
+			}
 			if err != nil {
 				return err
 			}
@@ -75,6 +90,7 @@ or I/O error, such as a Broker the table does not have.`,
 	fl.StringVar(&f.broker, "broker", "", "the Broker the event is sent to, as `NAMESPACE/NAME`")
 	fl.StringVar(&f.event, "event", "", "structured-mode JSON CloudEvent `FILE`, or - for stdin")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.load.register(cmd)
 	return cmd
 }
 
