@@ -41,6 +41,7 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 		e.log.Warn("dropping a delivery whose trigger or subscription no longer exists",
 			src.kind.String(), src.obj.Key(), "target", tok)
 		src.metrics.drop(dropUnrouted)
+		e.metrics.accounting.forToken(src, tok).drop(dropUnrouted)
 		e.settle(msg.Ack(), "acknowledge", msg)
 		return
 	}
@@ -58,6 +59,7 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 	if err != nil {
 		e.log.Error("dropping a stored delivery that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
 		src.metrics.drop(dropUnreadable)
+		t.account.drop(dropUnreadable)
 		e.settle(msg.Term(), "terminate", msg)
 		return
 	}
@@ -169,6 +171,7 @@ func (d *dispatch) deliver(ctx context.Context) {
 	}
 	if r.Success {
 		d.src.metrics.delivered.Inc()
+		d.t.account.delivered.Inc()
 		if at, ok := acceptedAt(d.msg.Headers()); ok {
 			d.src.metrics.latency.Observe(time.Since(at).Seconds())
 		}
@@ -180,7 +183,7 @@ func (d *dispatch) deliver(ctx context.Context) {
 	}
 	if d.t.deadLetterURL == "" {
 		d.e.log.Warn("dropping an event that could not be delivered: no dead-letter sink", d.logAttrs(resultAttrs(failedURL, r)...)...)
-		d.src.metrics.drop(dropNoDeadLetterSink)
+		d.drop(dropNoDeadLetterSink)
 		d.e.settle(d.msg.Ack(), "acknowledge", d.msg)
 		return
 	}
@@ -207,7 +210,7 @@ func (d *dispatch) deadLetter(ctx context.Context) {
 	if d.t.deadLetterURL == "" {
 		// A reload removed the sink after the event was set aside for it.
 		d.e.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", d.logAttrs()...)
-		d.src.metrics.drop(dropNoDeadLetterSink)
+		d.drop(dropNoDeadLetterSink)
 		d.e.settle(d.msg.Ack(), "acknowledge", d.msg)
 		return
 	}
@@ -221,6 +224,7 @@ func (d *dispatch) deadLetter(ctx context.Context) {
 	}
 	if r.Success {
 		d.src.metrics.deadLettered.Inc()
+		d.t.account.deadLettered.Inc()
 		d.e.settle(d.msg.Ack(), "acknowledge", d.msg)
 		return
 	}
@@ -228,7 +232,7 @@ func (d *dispatch) deadLetter(ctx context.Context) {
 		return
 	}
 	d.e.log.Error("dropping an event: its dead-letter sink did not accept it either", d.logAttrs(resultAttrs(d.t.deadLetterURL, r)...)...)
-	d.src.metrics.drop(dropDeadLetterFailed)
+	d.drop(dropDeadLetterFailed)
 	d.e.settle(d.msg.Ack(), "acknowledge", d.msg)
 }
 
@@ -281,5 +285,12 @@ func (d *dispatch) enqueueReply(ctx context.Context, reply *event.Event) error {
 	reply.SetExtension(ExtensionTTL, ttl)
 	out := cehttp.ToNATS(reply, d.src.names.in)
 	stamp(out, time.Now())
-	return d.e.publishAll(ctx, []*nats.Msg{out}, []string{msgID("reply", d.msg, d.meta, "")})
+	fresh := []bool{false}
+	if err := d.e.publishFresh(ctx, []*nats.Msg{out}, []string{msgID("reply", d.msg, d.meta, "")}, fresh); err != nil {
+		return err
+	}
+	if fresh[0] {
+		d.src.metrics.replies.Inc()
+	}
+	return nil
 }

@@ -311,26 +311,27 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 }
 
 // purgeDeletedTargets removes the held deliveries of Triggers and
-// Subscriptions that are gone; those of ready ones are dropped by the
-// dispatch stage.
+// Subscriptions that are gone, and counts them as dropped. When every
+// target of the source is ready, the unpark stage follows every hold
+// subject and moves them back to the dispatch stage, which drops and counts
+// them; purging them as well could count one twice.
 func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *plan) {
 	for _, src := range old.sources {
 		now := cur.byID[src.names.id]
-		if now == nil {
+		if now == nil || now.unparksAll() {
 			continue
 		}
 		for _, t := range src.targets {
 			if now.byToken[t.token] != nil {
 				continue
 			}
-			stream, err := e.js.Stream(ctx, src.names.outStream)
-			if err != nil {
-				continue
-			}
 			for _, st := range []string{stageHoldSend, stageHoldDead} {
-				if err := stream.Purge(ctx, jetstream.WithPurgeSubject(src.names.subject(st, t.token))); err != nil {
+				n, err := e.purgeSubject(ctx, src.names.outStream, src.names.subject(st, t.token))
+				if err != nil {
 					e.log.Warn("could not remove the held events of a deleted target", "kind", t.kind, "name", t.obj.Key(), "error", err)
+					continue
 				}
+				t.account.dropN(dropUnrouted, n)
 			}
 		}
 	}

@@ -81,30 +81,53 @@ func msgID(kind string, msg jetstream.Msg, meta *jetstream.MsgMetadata, suffix s
 
 // publishAll publishes msgs and waits until JetStream stored all of them.
 func (e *Engine) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string) error {
+	return e.publishFresh(ctx, msgs, ids, nil)
+}
+
+// publishFresh is publishAll that also sets fresh[i], when fresh is not nil,
+// to whether msgs[i] was stored now rather than discarded as a duplicate of
+// a message stored before with the same ID.
+func (e *Engine) publishFresh(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout)
 	defer cancel()
 	if len(msgs) == 1 {
-		_, err := e.js.PublishMsg(ctx, msgs[0], jetstream.WithMsgID(ids[0]))
+		ack, err := e.js.PublishMsg(ctx, msgs[0], jetstream.WithMsgID(ids[0]))
+		if err == nil && fresh != nil {
+			fresh[0] = !ack.Duplicate
+		}
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	var failed error
 	for i, m := range msgs {
 		f, err := e.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
 		if err != nil {
-			return fmt.Errorf("publishing to %s: %w", m.Subject, err)
+			failed = fmt.Errorf("publishing to %s: %w", m.Subject, err)
+			break
 		}
 		futures = append(futures, f)
 	}
-	for _, f := range futures {
+	// After a failure the other acknowledgements are still awaited: a
+	// message stored now is a duplicate when published again, so fresh
+	// must say it was stored this time.
+	for i, f := range futures {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			if fresh != nil {
+				fresh[i] = !ack.Duplicate
+			}
 		case err := <-f.Err():
-			return fmt.Errorf("publishing to %s: %w", f.Msg().Subject, err)
+			if failed == nil {
+				failed = fmt.Errorf("publishing to %s: %w", f.Msg().Subject, err)
+			}
 		case <-ctx.Done():
-			return fmt.Errorf("publishing to %s: %w", f.Msg().Subject, ctx.Err())
+			if failed == nil {
+				failed = fmt.Errorf("publishing to %s: %w", f.Msg().Subject, ctx.Err())
+			}
+			return failed
 		}
 	}
-	return nil
+	return failed
 }
 
 // settle acknowledges or rejects a message, logging what cannot be told to

@@ -31,6 +31,7 @@ type metrics struct {
 	dropped         *prometheus.CounterVec
 	attemptDuration *prometheus.HistogramVec
 	latency         *prometheus.HistogramVec
+	accounting      *accounting
 }
 
 var sourceLabels = []string{"namespace", "kind", "name"}
@@ -75,6 +76,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	}
 	reg.MustRegister(m.accepted, m.rejected, m.delivered, m.retried, m.deadLettered, m.dropped, m.attemptDuration, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.accounting = newAccounting(reg)
 	return m
 }
 
@@ -85,6 +87,7 @@ type sourceMetrics struct {
 	accepted, delivered, retried, deadLettered prometheus.Counter
 	attemptDuration, latency                   prometheus.Observer
 	dropped                                    *prometheus.CounterVec
+	replies                                    prometheus.Counter
 }
 
 func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
@@ -98,6 +101,7 @@ func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
 		attemptDuration: m.attemptDuration.WithLabelValues(l...),
 		latency:         m.latency.WithLabelValues(l...),
 		dropped:         m.dropped,
+		replies:         m.accounting.replies.WithLabelValues(l...),
 	}
 }
 

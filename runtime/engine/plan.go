@@ -76,6 +76,7 @@ type target struct {
 	// held in the hold stages instead of being delivered.
 	ready    bool
 	notReady string
+	account  *targetAccount
 }
 
 func (t *target) retry() int {
@@ -122,6 +123,9 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 			return
 		}
 		s.metrics = m.forSource(s.kind, s.obj)
+		for _, t := range s.targets {
+			t.account = m.accounting.forTarget(s, t)
+		}
 		p.byID[s.names.id] = s
 		p.byPath[s.path] = s
 		p.sources = append(p.sources, s)

@@ -63,12 +63,15 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 		msgs[i] = forward(msg, src.names.subject(st, t.token))
 		ids[i] = msgID("route", msg, meta, t.token)
 	}
-	if err := e.publishAll(ctx, msgs, ids); err != nil {
+	fresh := make([]bool, len(msgs))
+	if err := e.publishFresh(ctx, msgs, ids, fresh); err != nil {
 		e.log.Warn("could not store the deliveries of an event; routing it again later",
 			src.kind.String(), src.obj.Key(), "event", ev.ID(), "error", err)
+		countStored(src, matched, fresh)
 		e.settle(msg.NakWithDelay(routeRetryDelay), "release", msg)
 		return
 	}
+	countStored(src, matched, fresh)
 	e.settle(msg.Ack(), "acknowledge", msg)
 }
 
