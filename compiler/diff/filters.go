@@ -2,6 +2,7 @@ package diff
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/knc-dev/knc/compiler/graph"
@@ -19,6 +20,9 @@ func compareFilters(base, head *model.Set) []FilterChange {
 	for _, h := range head.Triggers {
 		b, ok := baseTriggers[model.KeyOf(h)]
 		if !ok {
+			continue
+		}
+		if reflect.DeepEqual(b.Spec.Filter, h.Spec.Filter) && reflect.DeepEqual(b.Spec.Filters, h.Spec.Filters) {
 			continue
 		}
 		oldExpr, newExpr := graph.TriggerFilter(b), graph.TriggerFilter(h)

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"maps"
@@ -24,15 +25,17 @@ func compareObjects(base, head Side) []ObjectChange {
 	var added, removed []ObjectChange
 	addedValues, removedValues := map[int]any{}, map[int]any{}
 	for _, he := range head.Set.Entries {
-		hv := value(he)
 		be, ok := base.Set.Index[he.Key]
 		if !ok {
-			addedValues[len(added)] = hv
+			addedValues[len(added)] = value(he)
 			added = append(added, ObjectChange{Change: Added, Kind: kindLabel(he.Key), Namespace: he.Key.Namespace, Name: he.Key.Name, Pos: objectPos(he)})
 			continue
 		}
+		if same(be, he) {
+			continue
+		}
 		var fields []FieldChange
-		diffValues("", value(be), hv, func(path string, old, new any) {
+		diffValues("", value(be), value(he), func(path string, old, new any) {
 			fields = append(fields, FieldChange{Path: path, Old: old, New: new, Pos: he.Doc.PosOf(path)})
 		})
 		if len(fields) > 0 {
@@ -90,6 +93,48 @@ func withoutName(v any) any {
 		c["metadata"] = md
 	}
 	return c
+}
+
+// same reports cheaply whether an object is unchanged, which most are:
+// typed objects by their JSON encoding, others as decoded.
+func same(a, b *model.Entry) bool {
+	if a.Object != nil && b.Object != nil {
+		ab, aerr := json.Marshal(withoutStatus(a.Object))
+		bb, berr := json.Marshal(withoutStatus(b.Object))
+		return aerr == nil && berr == nil && bytes.Equal(ab, bb)
+	}
+	if a.Object != nil || b.Object != nil {
+		return false
+	}
+	var av, bv any
+	if a.Doc.Root.Decode(&av) != nil || b.Doc.Root.Decode(&bv) != nil {
+		return false
+	}
+	return reflect.DeepEqual(av, bv)
+}
+
+// withoutStatus returns what of an object is compared: all but its
+// status, which the cluster owns.
+func withoutStatus(o model.Object) any {
+	switch o := o.(type) {
+	case *model.Broker:
+		c := *o
+		c.Status = nil
+		return &c
+	case *model.Trigger:
+		c := *o
+		c.Status = nil
+		return &c
+	case *model.Channel:
+		c := *o
+		c.Status = nil
+		return &c
+	case *model.Subscription:
+		c := *o
+		c.Status = nil
+		return &c
+	}
+	return o
 }
 
 func objectPos(e *model.Entry) diag.Pos {

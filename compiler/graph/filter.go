@@ -107,6 +107,6 @@ func quote(s string) string {
 
 // likeEscape escapes LIKE's wildcards, which prefix and suffix values match
 // literally.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
-}
+func likeEscape(s string) string { return likeEscaper.Replace(s) }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

@@ -89,7 +89,7 @@ func TestGolden(t *testing.T) {
 }
 
 // load compiles a project and draws it; the project must be valid.
-func load(t *testing.T, dir string) *graph.Graph {
+func load(t testing.TB, dir string) *graph.Graph {
 	t.Helper()
 	res, err := compiler.Load(compiler.Options{Paths: []string{dir}})
 	if err != nil {
