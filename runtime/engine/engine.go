@@ -25,10 +25,12 @@ import (
 // Engine serves a routing table. Create it with New, then Run it, or Start
 // and Shutdown it.
 type Engine struct {
-	opts    Options
-	log     *slog.Logger
-	metrics *metrics
-	sender  *delivery.Sender
+	opts Options
+	// ingressMaxBytes is MaxBytes of the ingress streams set up next.
+	ingressMaxBytes int64
+	log             *slog.Logger
+	metrics         *metrics
+	sender          *delivery.Sender
 
 	// mu serialises Start, Reload and Shutdown, and guards the fields
 	// below it.
@@ -181,6 +183,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.sources))
 	for _, src := range p.sources {
 		pl, err := e.newPipeline(ctx, src)
 		if err != nil {
@@ -269,6 +272,9 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 	if err != nil {
 		return err
 	}
+	// Streams already set up keep the share they were given; new ones get
+	// the share of the new table's size.
+	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.sources))
 	// Every new stream exists before the new plan routes to it.
 	added := map[string]*pipeline{}
 	for _, src := range p.sources {

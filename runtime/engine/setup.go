@@ -46,6 +46,17 @@ func (p *pipeline) stages() []*stage {
 	return out
 }
 
+// ingressShare caps each ingress stream when the store is capped, so that
+// ingress streams together fill at most half of it. Without a cap, a full
+// store refuses the delivery messages the route stage writes; the ingress
+// messages it cannot route then never leave, and nothing moves again.
+func ingressShare(maxStoreBytes int64, sources int) int64 {
+	if maxStoreBytes <= 0 || sources == 0 {
+		return -1
+	}
+	return max(maxStoreBytes/int64(2*sources), 1)
+}
+
 // ensureStreams creates or updates the streams of src. Both are work queues:
 // a message is removed once consumed and acknowledged, so their size is the
 // backlog. Discarding new messages when full (rather than old ones) makes a
@@ -61,6 +72,7 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
 		MaxAge:     0,
 	}
 	in := common
+	in.MaxBytes = e.ingressMaxBytes
 	in.Name = src.names.inStream
 	in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
 	in.Subjects = []string{src.names.in}
