@@ -26,6 +26,8 @@ type runtimeFlags struct {
 	pollInterval    time.Duration
 	resync          time.Duration
 	clusterDomain   string
+	kubeAPIQPS      float32
+	kubeAPIBurst    int
 	logFormat       string
 	logLevel        string
 }
@@ -81,6 +83,8 @@ usage or I/O error.`,
 	fl.DurationVar(&f.pollInterval, "table-poll-interval", cluster.DefaultTablePollInterval, "how often the table file is checked for a change")
 	fl.DurationVar(&f.resync, "resync", cluster.DefaultResync, "how often every reference and status is checked again regardless of watches")
 	fl.StringVar(&f.clusterDomain, "cluster-domain", cluster.DefaultClusterDomain, "DNS domain of the cluster's Services, for references to v1 Services")
+	fl.Float32Var(&f.kubeAPIQPS, "kube-api-qps", cluster.DefaultKubeAPIQPS, "requests per second to the API server, on average")
+	fl.IntVar(&f.kubeAPIBurst, "kube-api-burst", cluster.DefaultKubeAPIBurst, "requests to the API server in a burst")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
@@ -110,6 +114,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 		return &exitError{code: exitTrouble, err: fmt.Errorf("kubernetes client configuration: %w", err)}
 	}
 	cfg.UserAgent = "knc-runtime"
+	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
 	rt, err := cluster.New(cluster.Options{
 		Config:            cfg,
 		TablePath:         f.table,

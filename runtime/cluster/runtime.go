@@ -32,6 +32,14 @@ const (
 	DefaultResync            = 5 * time.Minute
 	// debounce gathers a burst of watch events into one pass.
 	debounce = 50 * time.Millisecond
+	// DefaultKubeAPIQPS and DefaultKubeAPIBurst bound the runtime's
+	// requests to the API server. client-go's own defaults (5 and 10)
+	// would make a first status pass over a thousand objects, three
+	// requests each, last ten minutes.
+	DefaultKubeAPIQPS   = 100
+	DefaultKubeAPIBurst = 300
+	// statusWriters is how many status writes are in flight at once.
+	statusWriters = 4
 	// maxRetryDelay bounds the wait before a failed status write is tried
 	// again.
 	maxRetryDelay = 30 * time.Second
@@ -39,7 +47,8 @@ const (
 
 // Options configure a Runtime. Config and TablePath are required.
 type Options struct {
-	// Config reaches the API server: in-cluster, or from a kubeconfig.
+	// Config reaches the API server: in-cluster, or from a kubeconfig. A
+	// QPS or Burst of 0 is given DefaultKubeAPIQPS or DefaultKubeAPIBurst.
 	Config *rest.Config
 	// TablePath is the routing table file, mounted from the ConfigMap knc
 	// build generates. It is read again every TablePollInterval: a
@@ -92,6 +101,13 @@ func New(opts Options) (*Runtime, error) {
 	if opts.TablePath == "" {
 		return nil, errors.New("cluster: a routing table file is required")
 	}
+	opts.Config = rest.CopyConfig(opts.Config)
+	if opts.Config.QPS == 0 {
+		opts.Config.QPS = DefaultKubeAPIQPS
+	}
+	if opts.Config.Burst == 0 {
+		opts.Config.Burst = DefaultKubeAPIBurst
+	}
 	if opts.TablePollInterval <= 0 {
 		opts.TablePollInterval = DefaultTablePollInterval
 	}
@@ -113,8 +129,8 @@ func New(opts Options) (*Runtime, error) {
 	}, nil
 }
 
-// Ready is closed once the engine serves the table and the first status of
-// every object has been written.
+// Ready is closed once the engine serves the table; statuses are written
+// from then on.
 func (r *Runtime) Ready() <-chan struct{} { return r.ready }
 
 // Engine returns the data plane, once Run has started it.
@@ -209,26 +225,22 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.programmed, r.programmedResults, r.table, r.tableBytes = r.pending, results, table, data
 	r.log.Info("serving in cluster mode", "url", eng.URL(), "brokers", len(table.Brokers), "channels", len(table.Channels), "namespaces", r.watchedNamespaces(table))
 
-	retry := r.report(ctx, w, writer)
 	close(r.ready)
-	return r.loop(ctx, w, resolver, writer, runErr, retry)
+	return r.loop(ctx, w, resolver, writer, runErr)
 }
 
 // loop reacts to the table file, the watches and the resync timer until
 // the engine stops.
-func (r *Runtime) loop(ctx context.Context, w *watches, resolver *Resolver, writer *statusWriter, runErr <-chan error, retry bool) error {
+func (r *Runtime) loop(ctx context.Context, w *watches, resolver *Resolver, writer *statusWriter, runErr <-chan error) error {
 	poll := time.NewTicker(r.opts.TablePollInterval)
 	defer poll.Stop()
 	resync := time.NewTicker(r.opts.Resync)
 	defer resync.Stop()
-	reportTimer := time.NewTimer(time.Hour)
-	reportTimer.Stop()
+	// The first pass reports on every object at once.
+	reportTimer := time.NewTimer(0)
 	resolveTimer := time.NewTimer(time.Hour)
 	resolveTimer.Stop()
 	retryDelay := time.Second
-	if retry {
-		reportTimer.Reset(retryDelay)
-	}
 	for {
 		select {
 		case err := <-runErr:
@@ -335,19 +347,34 @@ func (r *Runtime) report(ctx context.Context, w *watches, writer *statusWriter) 
 	for _, ns := range r.opts.Namespaces {
 		own[ns] = true
 	}
-	failed := false
-	written := 0
-	for _, d := range plan(planInput{table: table, computed: computed, live: live, own: own}) {
-		ok, err := writer.write(ctx, d)
-		if err != nil {
-			failed = true
-			r.log.Warn("writing a status failed; trying again", "error", err)
-			continue
-		}
-		if ok {
-			written++
-		}
+	desired := plan(planInput{table: table, computed: computed, live: live, own: own})
+	var (
+		mu      sync.Mutex
+		failed  bool
+		written int
+		wg      sync.WaitGroup
+		work    = make(chan desiredStatus)
+	)
+	for range min(statusWriters, len(desired)) {
+		wg.Go(func() {
+			for d := range work {
+				ok, err := writer.write(ctx, d)
+				mu.Lock()
+				if err != nil {
+					failed = true
+					r.log.Warn("writing a status failed; trying again", "error", err)
+				} else if ok {
+					written++
+				}
+				mu.Unlock()
+			}
+		})
 	}
+	for _, d := range desired {
+		work <- d
+	}
+	close(work)
+	wg.Wait()
 	if written > 0 {
 		r.log.Debug("wrote statuses", "count", written)
 	}

@@ -83,7 +83,7 @@ func runtimeNamespaces(objs []*unstructured.Unstructured) []string {
 	return out
 }
 
-func (c *cluster) live(t *testing.T, o *unstructured.Unstructured) *unstructured.Unstructured {
+func (c *cluster) live(t testing.TB, o *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	got, err := c.dynamic.Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
 	if err != nil {
@@ -93,7 +93,7 @@ func (c *cluster) live(t *testing.T, o *unstructured.Unstructured) *unstructured
 }
 
 // waitReady waits until every object is Ready=True with its fields set.
-func (c *cluster) waitReady(t *testing.T, objs []*unstructured.Unstructured) {
+func (c *cluster) waitReady(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
 	poll(t, t.Context(), func() error {
 		for _, o := range objs {
@@ -111,7 +111,7 @@ func (c *cluster) waitReady(t *testing.T, objs []*unstructured.Unstructured) {
 
 // startRuntimes mounts each namespace's routing table and starts its
 // runtime.
-func (c *cluster) startRuntimes(t *testing.T, objs []*unstructured.Unstructured) map[string]*runtimeProcess {
+func (c *cluster) startRuntimes(t testing.TB, objs []*unstructured.Unstructured) map[string]*runtimeProcess {
 	t.Helper()
 	out := map[string]*runtimeProcess{}
 	for _, ns := range runtimeNamespaces(objs) {
@@ -181,7 +181,7 @@ func TestExamples(t *testing.T) {
 // checkSpecHash checks that the runtime hashes a live spec, read back from
 // the API server, exactly as the compiler hashed it into the
 // knc.dev/spec-hash annotation.
-func checkSpecHash(t *testing.T, live *unstructured.Unstructured) {
+func checkSpecHash(t testing.TB, live *unstructured.Unstructured) {
 	t.Helper()
 	want := live.GetAnnotations()["knc.dev/spec-hash"]
 	spec, _, _ := unstructured.NestedMap(live.Object, "spec")
@@ -202,7 +202,7 @@ func checkSpecHash(t *testing.T, live *unstructured.Unstructured) {
 
 // checkArgoCDHealth runs the health check knc build --argocd-health emits
 // on a live object, as Argo CD would.
-func checkArgoCDHealth(t *testing.T, live *unstructured.Unstructured, want string) {
+func checkArgoCDHealth(t testing.TB, live *unstructured.Unstructured, want string) {
 	t.Helper()
 	h, err := argocd.Evaluate(live.Object)
 	if err != nil {
@@ -216,7 +216,7 @@ func checkArgoCDHealth(t *testing.T, live *unstructured.Unstructured, want strin
 // checkRuntimeRBAC asks the API server what the runtime's ServiceAccount
 // may do in its namespace: read the four kinds and patch their status,
 // and nothing else to them.
-func (c *cluster) checkRuntimeRBAC(t *testing.T, ns string) {
+func (c *cluster) checkRuntimeRBAC(t testing.TB, ns string) {
 	t.Helper()
 	user := "system:serviceaccount:" + ns + ":knc-runtime"
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}

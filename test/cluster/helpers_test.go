@@ -78,7 +78,7 @@ type cluster struct {
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	env := kubetest.Current(t)
 	dyn, err := dynamic.NewForConfig(env.Config())
@@ -105,7 +105,7 @@ func (c *cluster) resource(o *unstructured.Unstructured) (dynamic.ResourceInterf
 }
 
 // knc runs the knc binary and returns its standard output.
-func knc(t *testing.T, args ...string) string {
+func knc(t testing.TB, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(kncBinary, args...)
 	var stdout, stderr bytes.Buffer
@@ -118,7 +118,7 @@ func knc(t *testing.T, args ...string) string {
 
 // build runs knc build on dir and returns the objects of its output, as
 // kustomize builds them for Flux or Argo CD.
-func build(t *testing.T, dir string) (string, []*unstructured.Unstructured) {
+func build(t testing.TB, dir string) (string, []*unstructured.Unstructured) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	knc(t, "build", dir, "-o", out)
@@ -139,7 +139,7 @@ func build(t *testing.T, dir string) (string, []*unstructured.Unstructured) {
 
 // apply server-side applies objs in kustomize's order (CRDs and namespaces
 // first, each waited for), as the GitOps tools do.
-func (c *cluster) apply(t *testing.T, objs []*unstructured.Unstructured) {
+func (c *cluster) apply(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -169,7 +169,7 @@ func (c *cluster) apply(t *testing.T, objs []*unstructured.Unstructured) {
 	c.aggregateClusterRoles(t, ctx)
 }
 
-func (c *cluster) waitCRDs(t *testing.T, ctx context.Context, crds []*unstructured.Unstructured) {
+func (c *cluster) waitCRDs(t testing.TB, ctx context.Context, crds []*unstructured.Unstructured) {
 	t.Helper()
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	poll(t, ctx, func() error {
@@ -191,7 +191,7 @@ func (c *cluster) waitCRDs(t *testing.T, ctx context.Context, crds []*unstructur
 // aggregation controller does, which the test cluster does not run: the
 // rules of every ClusterRole with an aggregationRule become those of the
 // ClusterRoles its selectors match.
-func (c *cluster) aggregateClusterRoles(t *testing.T, ctx context.Context) {
+func (c *cluster) aggregateClusterRoles(t testing.TB, ctx context.Context) {
 	t.Helper()
 	cs := c.env.Clientset().RbacV1().ClusterRoles()
 	list, err := cs.List(ctx, metav1.ListOptions{})
@@ -223,7 +223,7 @@ func (c *cluster) aggregateClusterRoles(t *testing.T, ctx context.Context) {
 
 // poll calls f until it returns nil, and fails the test with its last
 // error when ctx ends or a minute has passed.
-func poll(t *testing.T, ctx context.Context, f func() error) {
+func poll(t testing.TB, ctx context.Context, f func() error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -295,7 +295,7 @@ type mountedTable struct {
 func (m *mountedTable) path() string { return filepath.Join(m.dir, "table.json") }
 
 // update writes data as the ConfigMap's new content.
-func (m *mountedTable) update(t *testing.T, data []byte) {
+func (m *mountedTable) update(t testing.TB, data []byte) {
 	t.Helper()
 	m.n++
 	version := fmt.Sprintf("..%d", m.n)
@@ -321,7 +321,7 @@ func (m *mountedTable) update(t *testing.T, data []byte) {
 
 // routesConfigMap returns the routing table of namespace ns as the
 // kubelet would mount it: the ConfigMap the runtime's Deployment names.
-func (c *cluster) routesConfigMap(t *testing.T, ns string) []byte {
+func (c *cluster) routesConfigMap(t testing.TB, ns string) []byte {
 	t.Helper()
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	d, err := c.dynamic.Resource(deployments).Namespace(ns).Get(t.Context(), "knc-runtime", metav1.GetOptions{})
@@ -349,7 +349,7 @@ func (c *cluster) routesConfigMap(t *testing.T, ns string) []byte {
 
 // startRuntime runs knc runtime for namespace ns with a token of the
 // ServiceAccount knc build generated for it, so with exactly its RBAC.
-func (c *cluster) startRuntime(t *testing.T, ns string, table *mountedTable) *runtimeProcess {
+func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable) *runtimeProcess {
 	t.Helper()
 	cfg, err := c.env.ServiceAccountConfig(t.Context(), ns, "knc-runtime")
 	if err != nil {
@@ -422,7 +422,7 @@ func (c *cluster) startRuntime(t *testing.T, ns string, table *mountedTable) *ru
 }
 
 // post sends a binary-mode CloudEvent to the runtime's ingress at path.
-func post(t *testing.T, url, id, eventType string) int {
+func post(t testing.TB, url, id, eventType string) int {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"n":1}`))
 	if err != nil {
@@ -449,7 +449,7 @@ type sink struct {
 	url string
 }
 
-func newSink(t *testing.T) *sink {
+func newSink(t testing.TB) *sink {
 	t.Helper()
 	s := &sink{ids: map[string][]string{}}
 	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -468,7 +468,7 @@ func (s *sink) received(path, id string) bool {
 	return slices.Contains(s.ids[path], id)
 }
 
-func (s *sink) waitFor(t *testing.T, path, id string) {
+func (s *sink) waitFor(t testing.TB, path, id string) {
 	t.Helper()
 	poll(t, t.Context(), func() error {
 		if s.received(path, id) {
@@ -478,7 +478,7 @@ func (s *sink) waitFor(t *testing.T, path, id string) {
 	})
 }
 
-func newLoopbackServer(t *testing.T, h http.Handler) string {
+func newLoopbackServer(t testing.TB, h http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -40,7 +40,7 @@ var sinks = schema.GroupVersionResource{Group: "test.knc.dev", Version: "v1", Re
 
 // project writes a knc project for namespace ns whose subscribers are the
 // loopback server at base, directly (uri) and through the Sink sink-a.
-func project(t *testing.T, ns, base string, extra string) string {
+func project(t testing.TB, ns, base string, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -91,7 +91,7 @@ spec:
 }
 
 // setSink creates or updates the Sink sink-a with address url.
-func (c *cluster) setSink(t *testing.T, ns, url string) {
+func (c *cluster) setSink(t testing.TB, ns, url string) {
 	t.Helper()
 	r := c.dynamic.Resource(sinks).Namespace(ns)
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -108,7 +108,7 @@ func (c *cluster) setSink(t *testing.T, ns, url string) {
 	}
 }
 
-func (c *cluster) get(t *testing.T, kind, ns, name string) *unstructured.Unstructured {
+func (c *cluster) get(t testing.TB, kind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	got, err := c.dynamic.Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
@@ -119,7 +119,7 @@ func (c *cluster) get(t *testing.T, kind, ns, name string) *unstructured.Unstruc
 
 // waitCondition waits until an object's condition has status and reason,
 // for its current generation.
-func (c *cluster) waitCondition(t *testing.T, kind, ns, name, condType, status, reason string) *unstructured.Unstructured {
+func (c *cluster) waitCondition(t testing.TB, kind, ns, name, condType, status, reason string) *unstructured.Unstructured {
 	t.Helper()
 	var got *unstructured.Unstructured
 	poll(t, t.Context(), func() error {
