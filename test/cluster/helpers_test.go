@@ -48,7 +48,11 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	kncBinary = filepath.Join(dir, "knc")
-	build := exec.Command("go", "build", "-o", kncBinary, "github.com/knc-dev/knc/cmd/knc")
+	args := []string{"build", "-o", kncBinary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/knc-dev/knc/cmd/knc")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building knc:", err)
