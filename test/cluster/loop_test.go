@@ -173,6 +173,12 @@ func TestGitOpsLoop(t *testing.T) {
 	if got, _, _ := unstructured.NestedString(duck.Object, "status", "subscriberUri"); got != sink.url+"/duck" {
 		t.Errorf("duck subscriberUri = %q, want the Sink's address %s/duck", got, sink.url)
 	}
+	note := c.get(t, "Subscription", ns, "note")
+	subs, _, _ := unstructured.NestedSlice(c.get(t, "Channel", ns, "notes").Object, "status", "subscribers")
+	wantSub := map[string]any{"uid": string(note.GetUID()), "observedGeneration": note.GetGeneration(), "ready": "True", "message": "the channel delivers to this subscription"}
+	if len(subs) != 1 || fmt.Sprint(subs[0]) != fmt.Sprint(wantSub) {
+		t.Errorf("Channel status.subscribers = %v, want [%v]", subs, wantSub)
+	}
 	broker := rt.url + "/brokers/" + ns + "/default"
 	if code := post(t, broker, "e1", "order"); code != 202 {
 		t.Fatalf("POST to the Broker: %d", code)
