@@ -30,6 +30,12 @@ func readyErr(u *unstructured.Unstructured) error {
 		s, _, _ := unstructured.NestedString(u.Object, append([]string{"status"}, path...)...)
 		return s
 	}
+	// A dead-letter sink must be resolved before Ready, as the subscriber is.
+	if _, ok, _ := unstructured.NestedMap(u.Object, "spec", "delivery", "deadLetterSink"); ok {
+		if str("deadLetterSinkUri") == "" && str("physicalSubscription", "deadLetterSinkUri") == "" {
+			return fmt.Errorf("%s: dead-letter sink not reported", name)
+		}
+	}
 	switch u.GetKind() {
 	case "Broker":
 		if want := fmt.Sprintf("http://knc-ingress.%s.svc.cluster.local/brokers/%s/%s", u.GetNamespace(), u.GetNamespace(), u.GetName()); str("address", "url") != want {
