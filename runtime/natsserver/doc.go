@@ -6,6 +6,12 @@
 // installed and exposes nothing but its HTTP listener. Connections made with
 // Connect use the in-process pipe, not the network.
 //
+// With Options.Cluster the server is one node of a NATS cluster: its routes
+// connect it to the other nodes (the pods of a StatefulSet), and JetStream
+// replicates the streams created with more than one replica across them.
+// JetStream API requests made while the cluster has no metadata leader get
+// no answer, so clients bound each request and retry.
+//
 // This package must not import the compiler (github.com/knc-dev/knc/compiler/...),
 // cuelang.org/go or sigs.k8s.io/kustomize, and knows nothing about Knative:
 // streams and consumers are set up by the engine.

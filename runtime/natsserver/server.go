@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -30,11 +31,72 @@ type Options struct {
 	// ListenAddr, when set ("127.0.0.1:4222"), also accepts NATS clients over
 	// TCP, for inspecting streams with the nats CLI. Empty means no port.
 	ListenAddr string
+	// SyncAlways makes JetStream fsync every write before acknowledging it,
+	// so that an acknowledged event survives the loss of the machine, not
+	// only of the process. Writes are slower.
+	SyncAlways bool
+	// Cluster, when set, makes the server one node of a NATS cluster whose
+	// JetStream replicates streams across nodes.
+	Cluster *Cluster
 	// StartTimeout bounds how long Start waits for the server to be ready;
 	// JetStream recovers its streams from disk during that time. Default 30s.
 	StartTimeout time.Duration
 	// Logger receives the server's own log lines; nil discards them.
 	Logger *slog.Logger
+}
+
+// Cluster makes the embedded server a node of a JetStream cluster. Every
+// node is given the same Name and Routes; each has its own ServerName and
+// store.
+type Cluster struct {
+	// Name is the cluster's name, the same on every node.
+	Name string
+	// ServerName names this node, uniquely and stably across restarts (a
+	// StatefulSet pod's name): JetStream identifies its peers by it.
+	ServerName string
+	// ListenAddr is where the other nodes connect, "0.0.0.0:6222".
+	ListenAddr string
+	// Routes are the nodes' route URLs, nats-route://HOST:PORT; this
+	// node's own may be among them.
+	Routes []string
+}
+
+func (c *Cluster) apply(o *server.Options) error {
+	if c.Name == "" || c.ServerName == "" || c.ListenAddr == "" {
+		return errors.New("a cluster needs a name, a server name and a listen address")
+	}
+	host, port, err := splitHostPort(c.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("cluster listen address: %w", err)
+	}
+	o.ServerName = c.ServerName
+	o.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port}
+	for _, r := range c.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("cluster route %q is not a URL such as nats-route://host:6222", r)
+		}
+		o.Routes = append(o.Routes, u)
+	}
+	// JetStream's replication runs over the system account.
+	o.NoSystemAccount = false
+	return nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", port, err)
+	}
+	if p == 0 {
+		// The server reads 0 as its default port; a free one is -1.
+		p = server.RANDOM_PORT
+	}
+	return host, p, nil
 }
 
 // Server is a running embedded NATS server.
@@ -65,17 +127,19 @@ func Start(opts Options) (*Server, error) {
 		NoLog:      opts.Logger == nil,
 		// The system account is of no use to a single embedded server.
 		NoSystemAccount: true,
+		SyncAlways:      opts.SyncAlways,
 	}
 	if opts.ListenAddr != "" {
-		host, port, err := net.SplitHostPort(opts.ListenAddr)
+		host, port, err := splitHostPort(opts.ListenAddr)
 		if err != nil {
-			return nil, fmt.Errorf("starting NATS server: listen address %q: %w", opts.ListenAddr, err)
+			return nil, fmt.Errorf("starting NATS server: listen address %w", err)
 		}
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, fmt.Errorf("starting NATS server: listen port %q: %w", port, err)
+		sopts.Host, sopts.Port = host, port
+	}
+	if opts.Cluster != nil {
+		if err := opts.Cluster.apply(sopts); err != nil {
+			return nil, fmt.Errorf("starting NATS server: %w", err)
 		}
-		sopts.Host, sopts.Port = host, p
 	}
 	ns, err := server.NewServer(sopts)
 	if err != nil {
