@@ -128,7 +128,7 @@ func TestSubscriberAndGate(t *testing.T) {
 	}
 	defer sub.Close()
 	gate := NewGate(2)
-	sub.Gate = gate
+	sub.SetGate(gate)
 	sub.Record()
 	r, err := Run(context.Background(), Config{URL: sub.URL + "/any", Connections: 3, Duration: 200 * time.Millisecond, Gate: gate})
 	if err != nil {
@@ -139,6 +139,9 @@ func TestSubscriberAndGate(t *testing.T) {
 	}
 	if !sub.WaitFor(r.Requests, time.Now().Add(5*time.Second)) {
 		t.Fatalf("received %d of at least %d", sub.Received(), r.Requests)
+	}
+	if !gate.WaitIdle(time.Now().Add(5 * time.Second)) {
+		t.Fatal("units are still out after every delivery")
 	}
 	lat := sub.Latencies()
 	if len(lat) < int(r.Requests) || lat.Percentile(99) <= 0 {

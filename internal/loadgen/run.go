@@ -37,6 +37,10 @@ type Config struct {
 	// subscriber gives one back per delivery.
 	Gate   *Gate
 	Weight int
+	// Count, when set, is read when the window opens and when it closes;
+	// Result.Counted is the difference, such as the deliveries a
+	// subscriber received in the window.
+	Count func() int64
 }
 
 // DefaultBody is the payload sent when Config.Body is nil.
@@ -54,8 +58,18 @@ type Result struct {
 	Elapsed, CPU time.Duration
 	// Latency holds the latency of every request of the window, sorted.
 	Latency Latencies
+	// Counted is how much Config.Count grew in the window.
+	Counted int64
 	// FirstError is the first error seen, if any.
 	FirstError error
+}
+
+// CountedPerSecond is the rate at which Config.Count grew in the window.
+func (r *Result) CountedPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Counted) / r.Elapsed.Seconds()
 }
 
 // PerSecond is the rate of responses in the window.
@@ -195,11 +209,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		workers.Wait()
 		return nil, ctx.Err()
 	}
-	t0, cpu0 = time.Now(), CPUTime()
+	count := cfg.Count
+	if count == nil {
+		count = func() int64 { return 0 }
+	}
+	t0, cpu0, n0 := time.Now(), CPUTime(), count()
 	phase.Store(phaseMeasure)
 	ok := wait(cfg.Duration)
 	phase.Store(phaseDone)
-	elapsed, cpu := time.Since(t0), CPUTime()-cpu0
+	elapsed, cpu, counted := time.Since(t0), CPUTime()-cpu0, count()-n0
 	if cfg.Gate != nil {
 		cfg.Gate.Close()
 	}
@@ -209,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, context.Cause(ctx)
 	}
 	slices.Sort(latency)
-	r := &Result{Status: status, Elapsed: elapsed, CPU: cpu, Latency: latency, FirstError: firstErr}
+	r := &Result{Status: status, Elapsed: elapsed, CPU: cpu, Latency: latency, Counted: counted, FirstError: firstErr}
 	for code, n := range status {
 		r.Requests += n
 		if code < 200 || code > 299 {
@@ -322,6 +340,18 @@ func (g *Gate) Release(n int) {
 			return
 		}
 	}
+}
+
+// WaitIdle waits until every unit is back, that is until nothing is in
+// flight, or the deadline passes.
+func (g *Gate) WaitIdle(deadline time.Time) bool {
+	for len(g.tokens) < cap(g.tokens) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
 }
 
 // Close wakes every request waiting for units; none is sent afterwards.

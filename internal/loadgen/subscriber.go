@@ -17,9 +17,8 @@ import (
 type Subscriber struct {
 	// URL is the server's base URL; every path is accepted.
 	URL string
-	// Gate, when set, gets one unit back per delivery.
-	Gate *Gate
 
+	gate      atomic.Pointer[Gate]
 	received  atomic.Int64
 	recording atomic.Bool
 	mu        sync.Mutex
@@ -49,7 +48,7 @@ func (s *Subscriber) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	w.WriteHeader(http.StatusAccepted)
 	s.received.Add(1)
-	if g := s.Gate; g != nil {
+	if g := s.gate.Load(); g != nil {
 		g.Release(1)
 	}
 	if !s.recording.Load() {
@@ -71,6 +70,10 @@ func (s *Subscriber) serve(w http.ResponseWriter, r *http.Request) {
 
 // canonicalSent is SentExtension as a canonical header name suffix.
 const canonicalSent = "Loadsent"
+
+// SetGate makes every delivery from now on give one unit back to g; nil
+// gives none.
+func (s *Subscriber) SetGate(g *Gate) { s.gate.Store(g) }
 
 // Received is the number of deliveries so far.
 func (s *Subscriber) Received() int64 { return s.received.Load() }

@@ -57,10 +57,14 @@ func ingressShare(maxStoreBytes int64, sources int) int64 {
 	return max(maxStoreBytes/int64(2*sources), 1)
 }
 
-// ensureStreams creates or updates the streams of src. Both are work queues:
-// a message is removed once consumed and acknowledged, so their size is the
-// backlog. Discarding new messages when full (rather than old ones) makes a
-// full store refuse what it cannot keep instead of losing what it kept.
+// ensureStreams creates or updates the streams of src. The delivery stream
+// is a work queue: a message is removed once consumed and acknowledged, so
+// its size is the backlog. The ingress stream keeps acknowledged messages
+// until its trimmer removes them in bulk (see trimmer), shortly after. An
+// ingress stream created as a work queue by an earlier version stays one:
+// JetStream cannot change that retention, and trimming it is harmless.
+// Discarding new messages when full (rather than old ones) makes a full
+// store refuse what it cannot keep instead of losing what it kept.
 func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
 	common := jetstream.StreamConfig{
 		Retention:  jetstream.WorkQueuePolicy,
@@ -72,6 +76,10 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
 		MaxAge:     0,
 	}
 	in := common
+	in.Retention = jetstream.LimitsPolicy
+	if prev, err := e.js.Stream(ctx, src.names.inStream); err == nil && prev.CachedInfo().Config.Retention == jetstream.WorkQueuePolicy {
+		in.Retention = jetstream.WorkQueuePolicy
+	}
 	in.MaxBytes = e.ingressMaxBytes
 	in.Name = src.names.inStream
 	in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
@@ -124,7 +132,7 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 		id: id,
 		route: newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
 			e.routeMsg(ctx, id, m)
-		}),
+		}).trimming(&trimmer{stream: src.names.inStream, consumer: route, js: e.js, log: log}),
 		dispatch: newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
 			e.dispatchMsg(ctx, id, m)
 		}),

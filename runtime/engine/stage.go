@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,6 +29,12 @@ type stage struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	workers sync.WaitGroup
+
+	// trim, when set, removes the messages the stage acknowledged; it runs
+	// while the stage pulls.
+	trim      *trimmer
+	trimDone  chan struct{}
+	processed atomic.Int64
 }
 
 func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
@@ -50,6 +57,13 @@ func (s *stage) start(work context.Context) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go s.loop(ctx, work)
+	if s.trim != nil {
+		s.trimDone = make(chan struct{})
+		go func() {
+			defer close(s.trimDone)
+			s.trim.run(ctx, &s.processed)
+		}()
+	}
 }
 
 func (s *stage) loop(ctx, work context.Context) {
@@ -98,6 +112,7 @@ func (s *stage) loop(ctx, work context.Context) {
 				defer s.workers.Done()
 				defer s.release(1)
 				s.process(work, msg)
+				s.processed.Add(1)
 			}()
 		}
 		cancelFetch()
@@ -129,6 +144,9 @@ func (s *stage) stop() {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
+		if s.trimDone != nil {
+			<-s.trimDone
+		}
 	}
 }
 
@@ -145,4 +163,10 @@ func (s *stage) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// trimming makes s remove the messages it acknowledged with t.
+func (s *stage) trimming(t *trimmer) *stage {
+	s.trim = t
+	return s
 }

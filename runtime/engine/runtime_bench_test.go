@@ -1,0 +1,465 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/knc-dev/knc/internal/loadgen"
+	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// The runtime benchmarks start everything on loopback in this process: the
+// engine, the load generator, the subscribers and the ceilings they are
+// compared with (a plain net/http handler answering 202; a direct net/http
+// client posting to the same subscribers). Each scenario alternates the
+// ceiling and the runtime in rounds and reports medians, so that both see
+// the same machine; ratios are taken within a round. Run one with
+//
+//	go test -run '^$' -bench 'Runtime/ingress$' -benchtime 1x ./runtime/engine
+var (
+	benchRounds = flag.Int("runtime.rounds", 3, "rounds of each runtime benchmark scenario")
+	benchWindow = flag.Duration("runtime.window", time.Second, "measured window of each round")
+	benchWarmup = flag.Duration("runtime.warmup", 300*time.Millisecond, "unmeasured load before each window")
+	benchConns  = flag.Int("runtime.conns", 64, "connections of the load generator in throughput scenarios")
+	benchOnly   = flag.Bool("runtime.only", false, "skip the ceilings, to profile the runtime alone")
+)
+
+// The event type the single-Trigger scenarios match.
+const benchType = "loadgen"
+
+func BenchmarkRuntime(b *testing.B) {
+	b.Run("ingress", benchRuntimeIngress)
+	b.Run("trigger1", benchRuntimeTrigger1)
+	b.Run("triggers1000", benchRuntimeTriggers1000)
+	b.Run("fanout10", func(b *testing.B) { benchRuntimeFanout(b, false) })
+	b.Run("channel10", func(b *testing.B) { benchRuntimeFanout(b, true) })
+	b.Run("delivery", benchRuntimeDelivery)
+	b.Run("latency1", benchRuntimeLatency1)
+	b.Run("latency64", benchRuntimeLatency64)
+}
+
+// medians collects one value per round of each metric and reports their
+// medians.
+type medians map[string][]float64
+
+func (m medians) add(unit string, v float64) { m[unit] = append(m[unit], v) }
+
+func (m medians) report(b *testing.B) {
+	units := make([]string, 0, len(m))
+	for u := range m {
+		units = append(units, u)
+	}
+	sort.Strings(units)
+	for _, u := range units {
+		b.ReportMetric(median(m[u]), u)
+	}
+	var lines []string
+	for _, u := range units {
+		lines = append(lines, fmt.Sprintf("%s %s", u, fmtValues(m[u])))
+	}
+	b.Logf("rounds:\n%s", strings.Join(lines, "\n"))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtValues(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
+func µs(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// load runs the load generator and fails the benchmark on any failed
+// request.
+func load(b *testing.B, cfg loadgen.Config) *loadgen.Result {
+	b.Helper()
+	if cfg.Connections == 0 {
+		cfg.Connections = *benchConns
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = *benchWindow
+	}
+	if cfg.Warmup == 0 {
+		cfg.Warmup = *benchWarmup
+	}
+	r, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Errors > 0 || r.Requests == 0 {
+		b.Fatalf("%s: %d of %d requests failed (%v), status codes %v", cfg.URL, r.Errors, r.Requests, r.FirstError, r.Status)
+	}
+	return r
+}
+
+// ceiling runs the load of a ceiling, or with -runtime.only pretends it
+// answered instantly.
+func ceiling(b *testing.B, cfg loadgen.Config) *loadgen.Result {
+	if *benchOnly {
+		return &loadgen.Result{Requests: 1, Elapsed: time.Nanosecond, Latency: loadgen.Latencies{0}}
+	}
+	return load(b, cfg)
+}
+
+// plainServer is the ingress ceiling: a net/http handler that reads the
+// body and answers 202.
+func plainServer(b *testing.B) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func newSubscriber(b *testing.B) *loadgen.Subscriber {
+	sub, err := loadgen.NewSubscriber()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sub.Close() })
+	return sub
+}
+
+// gatedRound sends load through an engine for one window with at most
+// inFlight events between the load generator and the subscribers (weight
+// deliveries per event), then waits for everything sent to be delivered,
+// so that the next round starts from an empty pipeline.
+func gatedRound(b *testing.B, sub *loadgen.Subscriber, cfg loadgen.Config, weight int) *loadgen.Result {
+	b.Helper()
+	gate := loadgen.NewGate(4096 * weight)
+	sub.SetGate(gate)
+	defer sub.SetGate(nil)
+	cfg.Gate, cfg.Weight, cfg.Count = gate, weight, sub.Received
+	sub.Record()
+	r := load(b, cfg)
+	if !gate.WaitIdle(time.Now().Add(2 * time.Minute)) {
+		b.Fatalf("%s: deliveries still outstanding two minutes after the load stopped", cfg.URL)
+	}
+	return r
+}
+
+func e2eLatency(m medians, sub *loadgen.Subscriber) {
+	l := sub.Latencies()
+	m.add("e2e-p50-ms", ms(l.Percentile(50)))
+	m.add("e2e-p99-ms", ms(l.Percentile(99)))
+}
+
+func postLatency(m medians, prefix string, r *loadgen.Result) {
+	m.add(prefix+"p50-ms", ms(r.Latency.Percentile(50)))
+	m.add(prefix+"p99-ms", ms(r.Latency.Percentile(99)))
+}
+
+// benchRuntimeIngress: the durable ingress alone (a Broker without
+// Triggers, whose route stage drains the ingress stream) next to the plain
+// handler.
+func benchRuntimeIngress(b *testing.B) {
+	plain := plainServer(b)
+	e := benchEngine(b, brokerTable())
+	m := medians{}
+	for range *benchRounds {
+		c := ceiling(b, loadgen.Config{URL: plain})
+		k := load(b, loadgen.Config{URL: e.URL() + "/brokers/ns/b"})
+		m.add("events/s", k.PerSecond())
+		m.add("cpu-µs/event", µs(k.CPUPerRequest()))
+		postLatency(m, "", k)
+		m.add("ceiling-events/s", c.PerSecond())
+		m.add("ceiling-cpu-µs/event", µs(c.CPUPerRequest()))
+		m.add("ratio", k.PerSecond()/c.PerSecond())
+	}
+	m.report(b)
+}
+
+// benchRuntimeTrigger1: end to end through one matching Trigger.
+func benchRuntimeTrigger1(b *testing.B) {
+	plain := plainServer(b)
+	sub := newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	m := medians{}
+	for range *benchRounds {
+		c := ceiling(b, loadgen.Config{URL: plain})
+		k := gatedRound(b, sub, loadgen.Config{URL: e.URL() + "/brokers/ns/b", Events: []loadgen.Event{{Type: benchType}}}, 1)
+		e2eLatency(m, sub)
+		m.add("events/s", k.CountedPerSecond())
+		m.add("cpu-µs/event", µs(k.CPU)/float64(k.Counted))
+		m.add("ceiling-events/s", c.PerSecond())
+		m.add("ratio", k.CountedPerSecond()/c.PerSecond())
+	}
+	m.report(b)
+}
+
+// benchRuntimeTriggers1000: one Broker with a thousand Triggers, each
+// matching one event type; every event matches exactly one. It is compared
+// with one Trigger, end to end, in the same rounds.
+func benchRuntimeTriggers1000(b *testing.B) {
+	sub := newSubscriber(b)
+	one := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	var triggers []routing.Trigger
+	var events []loadgen.Event
+	for i := range 1000 {
+		typ := fmt.Sprintf("t%d", i)
+		triggers = append(triggers, routing.Trigger{
+			Object:     routing.Object{Namespace: "ns", Name: typ},
+			Filters:    []routing.Filter{{Exact: map[string]string{"type": typ}}},
+			Subscriber: routing.Destination{URI: sub.URL + "/t/" + typ},
+		})
+		events = append(events, loadgen.Event{Type: typ})
+	}
+	many := benchEngine(b, brokerTable(triggers...))
+	m := medians{}
+	for range *benchRounds {
+		k1 := gatedRound(b, sub, loadgen.Config{URL: one.URL() + "/brokers/ns/b", Events: []loadgen.Event{{Type: benchType}}}, 1)
+		sub.Latencies()
+		k := gatedRound(b, sub, loadgen.Config{URL: many.URL() + "/brokers/ns/b", Events: events}, 1)
+		e2eLatency(m, sub)
+		m.add("events/s", k.CountedPerSecond())
+		m.add("cpu-µs/event", µs(k.CPU)/float64(k.Counted))
+		m.add("trigger1-events/s", k1.CountedPerSecond())
+		m.add("trigger1-cpu-µs/event", µs(k1.CPU)/float64(k1.Counted))
+		m.add("ratio", k.CountedPerSecond()/k1.CountedPerSecond())
+	}
+	m.report(b)
+}
+
+// benchRuntimeFanout: ten Triggers (or a Channel's ten Subscriptions) that
+// all take every event, next to a direct client that posts the same number
+// of deliveries to the same subscriber.
+func benchRuntimeFanout(b *testing.B, channel bool) {
+	const fanout = 10
+	sub := newSubscriber(b)
+	var table *routing.Table
+	path := "/brokers/ns/b"
+	if channel {
+		c := routing.Channel{Object: routing.Object{Namespace: "ns", Name: "c"}, Path: routing.ChannelPath("ns", "c")}
+		for i := range fanout {
+			c.Subscriptions = append(c.Subscriptions, routing.Subscription{
+				Object:     routing.Object{Namespace: "ns", Name: fmt.Sprintf("s%d", i)},
+				Subscriber: &routing.Destination{URI: fmt.Sprintf("%s/s/%d", sub.URL, i)},
+			})
+		}
+		table = &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Channels: []routing.Channel{c}}
+		path = c.Path
+	} else {
+		var triggers []routing.Trigger
+		for i := range fanout {
+			triggers = append(triggers, trigger(fmt.Sprintf("t%d", i), fmt.Sprintf("%s/t/%d", sub.URL, i), map[string]string{"type": benchType}))
+		}
+		table = brokerTable(triggers...)
+	}
+	e := benchEngine(b, table)
+	m := medians{}
+	for range *benchRounds {
+		d := direct{rate: 1}
+		if !*benchOnly {
+			d = directDeliveries(b, sub.URL+"/direct", *benchWindow)
+		}
+		k := gatedRound(b, sub, loadgen.Config{URL: e.URL() + path, Events: []loadgen.Event{{Type: benchType}}}, fanout)
+		e2eLatency(m, sub)
+		m.add("events/s", k.CountedPerSecond()/fanout)
+		m.add("deliveries/s", k.CountedPerSecond())
+		m.add("cpu-µs/delivery", µs(k.CPU)/float64(k.Counted))
+		m.add("ceiling-deliveries/s", d.rate)
+		m.add("ratio", k.CountedPerSecond()/d.rate)
+	}
+	m.report(b)
+}
+
+// direct is what a direct client achieved.
+type direct struct {
+	rate float64 // requests/s
+	cpu  float64 // µs per request
+}
+
+// directDeliveryConcurrency is how many requests the direct client keeps in
+// flight: as many as the engine's dispatch stage.
+const directDeliveryConcurrency = DefaultDeliveryConcurrency
+
+// directDeliveries is the delivery ceiling for a window of d.
+func directDeliveries(b *testing.B, url string, d time.Duration) direct {
+	return directPost(b, url, d, 0)
+}
+
+// directPost is the delivery ceiling: net/http posting binary-mode events
+// to url with as many requests in flight as the dispatch stage keeps,
+// through a transport set up as the engine's, for d, or n requests when n
+// is positive.
+func directPost(b *testing.B, url string, d time.Duration, n int64) direct {
+	client := delivery.NewSender().Client
+	body := loadgen.DefaultBody
+	var sent, failed atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	start, cpu := time.Now(), loadgen.CPUTime()
+	for range directDeliveryConcurrency {
+		wg.Go(func() {
+			for !stop.Load() {
+				i := sent.Add(1)
+				if n > 0 && i > n {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+				req.Header = http.Header{
+					"Prefer":         {"reply"},
+					"Ce-Specversion": {"1.0"},
+					"Ce-Id":          {strconv.FormatInt(i, 10)},
+					"Ce-Source":      {"/direct"},
+					"Ce-Type":        {benchType},
+					"Content-Type":   {"application/json"},
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		time.Sleep(d)
+		stop.Store(true)
+	}
+	wg.Wait()
+	elapsed, used := time.Since(start), loadgen.CPUTime()-cpu
+	if failed.Load() > 0 {
+		b.Fatalf("direct client: %d requests failed", failed.Load())
+	}
+	done := sent.Load()
+	if n > 0 {
+		done = n
+	} else {
+		done -= directDeliveryConcurrency
+	}
+	return direct{rate: float64(done) / elapsed.Seconds(), cpu: µs(used) / float64(done)}
+}
+
+// benchRuntimeDelivery: the dispatch stage alone. A backlog of deliveries
+// is stored while dispatch is stopped; then dispatch drains it. The direct
+// client posts as many events to the same subscriber, with as many
+// requests in flight.
+func benchRuntimeDelivery(b *testing.B) {
+	sub := newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	src := e.currentPlan().byPath["/brokers/ns/b"]
+	m := medians{}
+	for range *benchRounds {
+		e.mu.Lock()
+		pl := e.pipelines[src.names.id]
+		pl.dispatch.stop()
+		e.mu.Unlock()
+
+		// Store a backlog: every event routed, none delivered.
+		accepted0 := testutilCounter(e, "knc_events_accepted_total")
+		load(b, loadgen.Config{URL: e.URL() + "/brokers/ns/b", Events: []loadgen.Event{{Type: benchType}}})
+		backlog := int64(testutilCounter(e, "knc_events_accepted_total") - accepted0)
+		stream, err := e.js.Stream(context.Background(), src.names.outStream)
+		if err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			info, err := stream.Info(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if int64(info.State.Msgs) >= backlog {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d deliveries stored after a minute", info.State.Msgs, backlog)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+
+		d := directPost(b, sub.URL+"/direct", 0, backlog)
+
+		before := sub.Received()
+		start, cpu := time.Now(), loadgen.CPUTime()
+		e.mu.Lock()
+		pl.dispatch = newStage("dispatch", pl.dispatch.consumer, e.opts.DeliveryConcurrency, e.log, pl.dispatch.process)
+		pl.dispatch.start(e.work)
+		e.mu.Unlock()
+		if !sub.WaitFor(before+backlog, time.Now().Add(2*time.Minute)) {
+			b.Fatalf("delivered %d of %d", sub.Received()-before, backlog)
+		}
+		elapsed, used := time.Since(start), loadgen.CPUTime()-cpu
+		rate := float64(backlog) / elapsed.Seconds()
+		m.add("deliveries/s", rate)
+		m.add("cpu-µs/delivery", µs(used)/float64(backlog))
+		m.add("ceiling-deliveries/s", d.rate)
+		m.add("ceiling-cpu-µs/delivery", d.cpu)
+		m.add("backlog", float64(backlog))
+		m.add("ratio", rate/d.rate)
+	}
+	m.report(b)
+}
+
+// benchRuntimeLatency1: one connection, one request at a time, through one
+// Trigger; next to the plain handler at one connection.
+func benchRuntimeLatency1(b *testing.B) {
+	plain := plainServer(b)
+	sub := newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	m := medians{}
+	for range *benchRounds {
+		c := ceiling(b, loadgen.Config{URL: plain, Connections: 1})
+		k := gatedRound(b, sub, loadgen.Config{URL: e.URL() + "/brokers/ns/b", Connections: 1, Events: []loadgen.Event{{Type: benchType}}}, 1)
+		e2eLatency(m, sub)
+		postLatency(m, "", k)
+		postLatency(m, "ceiling-", c)
+		m.add("events/s", k.CountedPerSecond())
+	}
+	m.report(b)
+}
+
+// benchRuntimeLatency64: 64 connections sending at half the maximum
+// end-to-end rate through one Trigger (open loop, on a fixed schedule),
+// measured first in the same run.
+func benchRuntimeLatency64(b *testing.B) {
+	sub := newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	url := e.URL() + "/brokers/ns/b"
+	events := []loadgen.Event{{Type: benchType}}
+	maxRate := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Events: events}, 1).CountedPerSecond()
+	sub.Latencies()
+	m := medians{}
+	for range *benchRounds {
+		k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events}, 1)
+		e2eLatency(m, sub)
+		postLatency(m, "", k)
+		m.add("events/s", k.PerSecond())
+	}
+	m.add("max-events/s", maxRate)
+	m.report(b)
+}
