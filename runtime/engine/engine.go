@@ -2,12 +2,13 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +54,13 @@ type Engine struct {
 	plan      atomic.Pointer[plan]
 	accepting atomic.Bool
 	ready     atomic.Bool
-	// inflight counts the HTTP requests being served.
-	inflight atomic.Int64
-	readyCh  chan struct{}
+	// inflight counts the HTTP requests being served; ingressInflight the
+	// ingress requests among them, bounded by Limits.MaxConcurrentRequests.
+	inflight        atomic.Int64
+	ingressInflight atomic.Int64
+	tlsConfig       *tls.Config
+	tokens          atomic.Pointer[tokenSet]
+	readyCh         chan struct{}
 
 	statusMu sync.Mutex
 	statuses []status.Object
@@ -135,23 +140,16 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		}
 	}()
 
-	e.server, err = natsserver.Start(natsserver.Options{
-		StoreDir:      filepath.Join(e.opts.DataDir, "jetstream"),
-		MaxStoreBytes: e.opts.MaxStoreBytes,
-		MaxPayload:    maxPayload(e.opts.MaxBodyBytes),
-		ListenAddr:    e.opts.NATSAddr,
-		Logger:        e.log,
-	})
-	if err != nil {
+	if err := e.connectNATS(); err != nil {
 		return err
 	}
-	e.nc, err = e.server.Connect("knc-engine")
-	if err != nil {
-		return err
+	if e.opts.TLS != nil {
+		if e.tlsConfig, err = newTLSConfig(*e.opts.TLS); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
 	}
-	e.js, err = jetstream.New(e.nc)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+	if e.opts.BearerTokens != nil {
+		e.SetBearerTokens(e.opts.BearerTokens)
 	}
 
 	e.listener = e.opts.Listener
@@ -162,14 +160,10 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		}
 	}
 	e.baseURL = baseURL(e.listener.Addr())
-	e.httpServer = &http.Server{
-		Handler:           e.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelWarn),
+	e.httpServer = e.newHTTPServer()
+	if e.tlsConfig != nil {
+		e.baseURL = "https" + strings.TrimPrefix(e.baseURL, "http")
+		e.listener = tls.NewListener(e.listener, e.httpServer.TLSConfig)
 	}
 	e.httpDone = make(chan error, 1)
 	go func(srv *http.Server, ln net.Listener) {
@@ -185,7 +179,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	}
 	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.sources))
 	for _, src := range p.sources {
-		pl, err := e.newPipeline(ctx, src)
+		pl, err := e.setUpPipeline(ctx, src)
 		if err != nil {
 			return err
 		}
@@ -281,7 +275,7 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 		if _, ok := e.pipelines[src.names.id]; ok {
 			continue
 		}
-		pl, err := e.newPipeline(ctx, src)
+		pl, err := e.setUpPipeline(ctx, src)
 		if err != nil {
 			return err
 		}
@@ -294,7 +288,7 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 	}
 	for _, src := range p.sources {
 		pl := e.pipelines[src.names.id]
-		if err := e.updateUnpark(ctx, pl, src); err != nil {
+		if err := e.setUp(ctx, "unpark", func(ctx context.Context) error { return e.updateUnpark(ctx, pl, src) }); err != nil {
 			errs = append(errs, err)
 		}
 		for _, s := range pl.stages() {

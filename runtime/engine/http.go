@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // Handler serves the ingress of every Broker and Channel at its path, and:
 //
 //	GET /healthz   200 while the process serves HTTP
-//	GET /readyz    200 once every route is programmed, 503 before and while draining
+//	GET /readyz    200 once every route is programmed and NATS is connected, 503 otherwise
 //	GET /status    {"items": [...]}, the Knative status of every object
 //	GET /metrics   Prometheus metrics
 func (e *Engine) Handler() http.Handler {
@@ -30,7 +31,9 @@ func (e *Engine) Handler() http.Handler {
 		case "/healthz":
 			writeText(w, http.StatusOK, "ok")
 		case "/readyz":
-			if e.ready.Load() {
+			// Without its NATS connection (an external server being
+			// reconnected to) the runtime can store nothing.
+			if e.ready.Load() && e.natsConnected() {
 				writeText(w, http.StatusOK, "ready")
 			} else {
 				writeText(w, http.StatusServiceUnavailable, "not ready")
@@ -101,12 +104,19 @@ func (e *Engine) serveIngress(w http.ResponseWriter, r *http.Request) {
 		e.reject(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: send events with POST")
 		return
 	}
+	if !e.authorized(w, r, src.path) {
+		return
+	}
 	if !e.accepting.Load() {
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
 		e.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
 		return
 	}
+	if !e.admit(w) {
+		return
+	}
+	defer e.release()
 	ev, err := cehttp.ReadRequest(r, e.opts.MaxBodyBytes)
 	if err != nil {
 		var pe *cehttp.ParseError
@@ -115,6 +125,10 @@ func (e *Engine) serveIngress(w http.ResponseWriter, r *http.Request) {
 			e.reject(w, http.StatusRequestEntityTooLarge, err.Error())
 		case errors.As(err, &pe):
 			e.reject(w, http.StatusBadRequest, err.Error())
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The body did not arrive within Limits.ReadTimeout.
+			w.Header().Set("Connection", "close")
+			e.reject(w, http.StatusRequestTimeout, "the request body was not received in time")
 		default:
 			e.reject(w, http.StatusBadRequest, "reading the request: "+err.Error())
 		}

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -66,6 +68,25 @@ type Options struct {
 	MaxStoreBytes int64
 	// NATSAddr, when set, also serves NATS clients over TCP there.
 	NATSAddr string
+	// NATS, when its URL is set, is an external NATS cluster used instead
+	// of the embedded server; DataDir, MaxStoreBytes, NATSAddr, Cluster and
+	// SyncAlways are then unused.
+	NATS ExternalNATS
+	// Cluster, when set, makes the embedded server a node of a JetStream
+	// cluster of runtimes (the pods of a StatefulSet).
+	Cluster *natsserver.Cluster
+	// StreamReplicas is how many nodes of a JetStream cluster keep each
+	// stream; 3 survives the loss of one. 0 means 1.
+	StreamReplicas int
+	// SyncAlways makes the embedded server fsync every write before an
+	// event is acknowledged.
+	SyncAlways bool
+	// Limits bound what clients can take of the HTTP listener.
+	Limits IngressLimits
+	// TLS, when set, serves the HTTP listener over TLS only.
+	TLS *TLSFiles
+	// BearerTokens, when set, are required by the ingresses they name.
+	BearerTokens BearerTokens
 	// ShutdownTimeout bounds the graceful drain of Run.
 	ShutdownTimeout time.Duration
 	// NewResolver returns the Resolver for a table served at baseURL; nil
@@ -82,9 +103,19 @@ func (o *Options) setDefaults() error {
 	if o.Table == nil {
 		return errors.New("engine: a routing table is required")
 	}
-	if o.DataDir == "" {
+	if o.DataDir == "" && o.NATS.URL == "" {
 		return errors.New("engine: a data directory is required")
 	}
+	if o.StreamReplicas <= 0 {
+		o.StreamReplicas = 1
+	}
+	if o.StreamReplicas > 5 {
+		return fmt.Errorf("engine: stream replicas must be between 1 and 5, not %d", o.StreamReplicas)
+	}
+	if o.TLS != nil && (o.TLS.CertFile == "" || o.TLS.KeyFile == "") {
+		return errors.New("engine: TLS needs both a certificate and a key file")
+	}
+	o.Limits.setDefaults()
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
 	}

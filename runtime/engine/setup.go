@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,6 +70,7 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
 		Storage:    jetstream.FileStorage,
 		Discard:    jetstream.DiscardNew,
 		Duplicates: duplicateWindow,
+		Replicas:   e.opts.StreamReplicas,
 		MaxMsgs:    -1,
 		MaxBytes:   -1,
 		MaxAge:     0,
@@ -157,16 +157,9 @@ func (e *Engine) updateUnpark(ctx context.Context, p *pipeline, src *source) err
 		p.unpark = nil
 	}
 	p.holdFilter = nil
-	err := e.js.DeleteConsumer(ctx, src.names.outStream, consumerUnpark)
-	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("removing consumer %s of %s: %w", consumerUnpark, src.names.outStream, err)
-	}
-	if len(filter) == 0 {
-		return nil
-	}
-	cons, err := e.js.CreateConsumer(ctx, src.names.outStream, e.consumerConfig(consumerUnpark, filter, e.opts.MaxAckPending))
-	if err != nil {
-		return fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, src.names.outStream, err)
+	cons, err := e.unparkConsumer(ctx, src.names.outStream, filter)
+	if err != nil || cons == nil {
+		return err
 	}
 	id := src.names.id
 	p.unpark = newStage("unpark", cons, e.opts.RouteConcurrency, e.log.With(src.kind.String(), src.obj.Key()), func(ctx context.Context, m jetstream.Msg) {

@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/natsserver"
+)
+
+// ExternalNATS points the engine at a NATS cluster it does not run. Several
+// engines serving the same table may share one: each Broker's and Channel's
+// streams and consumers are shared JetStream durables, so the replicas
+// split the work and any of them accepts any event.
+type ExternalNATS struct {
+	// URL is the server URL, or several separated by commas, nats:// or
+	// tls://. Empty means the embedded server.
+	URL string
+	// CredsFile is a NATS credentials file (a user JWT and its NKey seed).
+	CredsFile string
+	// User and Password authenticate with a user name; Token with a token.
+	User, Password string
+	Token          string
+	// RootCAFile holds the certificates of the CA that signed the servers'
+	// certificates, for tls:// URLs signed by a private CA.
+	RootCAFile string
+}
+
+// setupAttempt bounds each JetStream API request made while setting up
+// streams and consumers on a cluster. A cluster that has no metadata leader
+// (it is starting, or electing one after losing a node) does not answer
+// such requests at all, so each is bounded and retried.
+const setupAttempt = 5 * time.Second
+
+// clustered reports whether JetStream may be a cluster: external, or the
+// embedded server as one node of one.
+func (o *Options) clustered() bool { return o.NATS.URL != "" || o.Cluster != nil }
+
+// connectNATS starts the embedded server, or connects to the external one,
+// and opens e.nc and e.js.
+func (e *Engine) connectNATS() error {
+	if e.opts.NATS.URL != "" {
+		nc, err := nats.Connect(e.opts.NATS.URL, e.externalOptions()...)
+		if err != nil {
+			return fmt.Errorf("engine: connecting to NATS at %s: %w", e.opts.NATS.URL, err)
+		}
+		e.nc = nc
+	} else {
+		var err error
+		e.server, err = natsserver.Start(natsserver.Options{
+			StoreDir:      filepath.Join(e.opts.DataDir, "jetstream"),
+			MaxStoreBytes: e.opts.MaxStoreBytes,
+			MaxPayload:    maxPayload(e.opts.MaxBodyBytes),
+			ListenAddr:    e.opts.NATSAddr,
+			SyncAlways:    e.opts.SyncAlways,
+			Cluster:       e.opts.Cluster,
+			Logger:        e.log,
+		})
+		if err != nil {
+			return err
+		}
+		e.nc, err = e.server.Connect("knc-engine")
+		if err != nil {
+			return err
+		}
+	}
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.js = js
+	return nil
+}
+
+func (e *Engine) externalOptions() []nats.Option {
+	x := e.opts.NATS
+	opts := []nats.Option{
+		nats.Name("knc-engine"),
+		// The cluster may start after the runtime, and lose the node the
+		// runtime is connected to: keep trying, forever. Publishes made
+		// meanwhile fail, and the ingress answers 503.
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				e.log.Warn("disconnected from NATS; reconnecting", "error", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			e.log.Info("reconnected to NATS", "server", nc.ConnectedUrlRedacted())
+		}),
+	}
+	if x.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(x.CredsFile))
+	}
+	if x.User != "" {
+		opts = append(opts, nats.UserInfo(x.User, x.Password))
+	}
+	if x.Token != "" {
+		opts = append(opts, nats.Token(x.Token))
+	}
+	if x.RootCAFile != "" {
+		opts = append(opts, nats.RootCAs(x.RootCAFile))
+	}
+	return opts
+}
+
+// natsConnected reports whether the NATS connection can carry requests.
+func (e *Engine) natsConnected() bool {
+	return e.nc != nil && e.nc.IsConnected()
+}
+
+// setUp runs a setup step (streams and consumers of one source), retrying
+// it on a cluster until ctx ends: a cluster answers nothing while it elects
+// a metadata leader, and two replicas starting together may race to create
+// the same consumer. The steps are idempotent.
+func (e *Engine) setUp(ctx context.Context, what string, step func(ctx context.Context) error) error {
+	if !e.opts.clustered() {
+		return step(ctx)
+	}
+	wait := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, setupAttempt)
+		err := step(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w (after %d attempts: %w)", err, attempt, ctx.Err())
+		}
+		e.log.Warn("setting up JetStream failed; retrying", "what", what, "attempt", attempt, "error", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// setUpPipeline is newPipeline, retried on a cluster.
+func (e *Engine) setUpPipeline(ctx context.Context, src *source) (*pipeline, error) {
+	var pl *pipeline
+	err := e.setUp(ctx, src.kind.String()+" "+src.obj.Key(), func(ctx context.Context) error {
+		var err error
+		pl, err = e.newPipeline(ctx, src)
+		return err
+	})
+	return pl, err
+}
+
+// unparkConsumer returns the unpark consumer of src's delivery stream with
+// filter. An existing one with that filter, made by this process before or
+// by another replica, is kept: deleting it would take the held messages
+// another replica is moving. One with another filter is deleted and made
+// anew, because an updated consumer would skip the held messages older
+// than its position.
+func (e *Engine) unparkConsumer(ctx context.Context, stream string, filter []string) (jetstream.Consumer, error) {
+	cfg := e.consumerConfig(consumerUnpark, filter, e.opts.MaxAckPending)
+	if c, err := e.js.Consumer(ctx, stream, consumerUnpark); err == nil {
+		if slices.Equal(consumerFilters(c.CachedInfo().Config), filter) {
+			c, err := e.js.CreateOrUpdateConsumer(ctx, stream, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, stream, err)
+			}
+			return c, nil
+		}
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("reading consumer %s of %s: %w", consumerUnpark, stream, err)
+	}
+	err := e.js.DeleteConsumer(ctx, stream, consumerUnpark)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("removing consumer %s of %s: %w", consumerUnpark, stream, err)
+	}
+	if len(filter) == 0 {
+		return nil, nil
+	}
+	c, err := e.js.CreateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, stream, err)
+	}
+	return c, nil
+}
+
+// consumerFilters is the filter of a consumer, which the server reports in
+// FilterSubject when there is one subject.
+func consumerFilters(c jetstream.ConsumerConfig) []string {
+	if len(c.FilterSubjects) > 0 {
+		return c.FilterSubjects
+	}
+	if c.FilterSubject != "" {
+		return []string{c.FilterSubject}
+	}
+	return nil
+}
+
+// redactURL removes user information from NATS URLs for logs.
+func redactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			if scheme := strings.Index(p, "://"); scheme >= 0 && scheme < at {
+				parts[i] = p[:scheme+3] + "***" + p[at:]
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}

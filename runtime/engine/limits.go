@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// IngressLimits bound what clients can take of the HTTP listener, so that
+// slow or too many clients cannot exhaust the runtime's memory, connections
+// or goroutines. Zero fields take the defaults below.
+type IngressLimits struct {
+	// MaxHeaderBytes bounds a request's headers; larger ones get 431.
+	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds the time to read a request's headers: a
+	// client that trickles them (slowloris) is disconnected after it.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time to read a whole request, body included.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the headers to the end
+	// of the response.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that carries no request.
+	IdleTimeout time.Duration
+	// MaxConcurrentRequests bounds the ingress requests being served at
+	// once; requests over it get 429 with Retry-After at once, a signal
+	// CloudEvents senders and Knative retry on, instead of queueing. /metrics,
+	// /status and the probes are not counted.
+	MaxConcurrentRequests int
+	// RetryAfter is the Retry-After of a 429 or 503 answer.
+	RetryAfter time.Duration
+}
+
+// Defaults of IngressLimits.
+const (
+	DefaultMaxHeaderBytes        = 64 << 10
+	DefaultReadHeaderTimeout     = 10 * time.Second
+	DefaultReadTimeout           = 60 * time.Second
+	DefaultWriteTimeout          = 60 * time.Second
+	DefaultIdleTimeout           = 120 * time.Second
+	DefaultMaxConcurrentRequests = 1024
+	DefaultRetryAfter            = time.Second
+)
+
+func (l *IngressLimits) setDefaults() {
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = DefaultReadTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.MaxConcurrentRequests <= 0 {
+		l.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
+	if l.RetryAfter <= 0 {
+		l.RetryAfter = DefaultRetryAfter
+	}
+}
+
+// retryAfter is the Retry-After header value: whole seconds, at least one.
+func (l *IngressLimits) retryAfter() string {
+	return strconv.Itoa(max(1, int((l.RetryAfter+time.Second-1)/time.Second)))
+}
+
+func (e *Engine) newHTTPServer() *http.Server {
+	l := e.opts.Limits
+	return &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		TLSConfig:         e.tlsConfig,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// admit counts an ingress request in, or answers 429 and returns false when
+// MaxConcurrentRequests are already being served. Every admitted request
+// must call release.
+func (e *Engine) admit(w http.ResponseWriter) bool {
+	if e.ingressInflight.Add(1) > int64(e.opts.Limits.MaxConcurrentRequests) {
+		e.ingressInflight.Add(-1)
+		w.Header().Set("Retry-After", e.opts.Limits.retryAfter())
+		e.reject(w, http.StatusTooManyRequests, "too many requests in progress; retry later")
+		return false
+	}
+	return true
+}
+
+func (e *Engine) release() { e.ingressInflight.Add(-1) }

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TLSFiles serve the HTTP listener over TLS with a certificate and key in
+// PEM files, such as the tls.crt and tls.key of a kubernetes.io/tls Secret.
+// The files are read again when they change, so a renewed certificate is
+// served without a restart.
+type TLSFiles struct {
+	CertFile, KeyFile string
+}
+
+// certReloadInterval is how often the certificate files are checked for a
+// change, at most.
+const certReloadInterval = 10 * time.Second
+
+// certificate holds the certificate being served and reloads it from its
+// files when they change.
+type certificate struct {
+	files TLSFiles
+
+	mu      sync.Mutex
+	cert    *tls.Certificate
+	modTime time.Time
+	checked time.Time
+}
+
+func loadCertificate(files TLSFiles) (*certificate, error) {
+	c := &certificate{files: files}
+	if err := c.reload(time.Now()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *certificate) reload(now time.Time) error {
+	info, err := os.Stat(c.files.CertFile)
+	if err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
+	}
+	c.checked = now
+	if c.cert != nil && info.ModTime().Equal(c.modTime) {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.files.CertFile, c.files.KeyFile)
+	if err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
+	}
+	c.cert, c.modTime = &cert, info.ModTime()
+	return nil
+}
+
+// get serves tls.Config.GetCertificate. A certificate that fails to load
+// keeps the previous one in service.
+func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); now.Sub(c.checked) >= certReloadInterval {
+		_ = c.reload(now)
+	}
+	return c.cert, nil
+}
+
+func newTLSConfig(files TLSFiles) (*tls.Config, error) {
+	c, err := loadCertificate(files)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: c.get,
+		NextProtos:     []string{"h2", "http/1.1"},
+	}, nil
+}
+
+// BearerTokens are the tokens each ingress accepts, by the path of its
+// Broker or Channel (/brokers/NAMESPACE/NAME). A request to an ingress that
+// has tokens must carry one in "Authorization: Bearer TOKEN", or gets 401;
+// an ingress without tokens takes any request. Several tokens let one be
+// rotated without refusing senders that still use the previous one.
+type BearerTokens map[string][]string
+
+// tokenSet holds the digests of each path's tokens: comparing fixed-size
+// digests in constant time tells nothing about a token's length or prefix.
+type tokenSet map[string][][sha256.Size]byte
+
+func newTokenSet(tokens BearerTokens) tokenSet {
+	set := tokenSet{}
+	for path, list := range tokens {
+		for _, tok := range list {
+			if tok = strings.TrimSpace(tok); tok != "" {
+				set[path] = append(set[path], sha256.Sum256([]byte(tok)))
+			}
+		}
+	}
+	return set
+}
+
+// SetBearerTokens replaces the tokens the ingresses accept, for a rotated
+// Secret; requests already admitted are not checked again.
+func (e *Engine) SetBearerTokens(tokens BearerTokens) {
+	set := newTokenSet(tokens)
+	e.tokens.Store(&set)
+}
+
+// authorized checks the bearer token of a request to the ingress at path,
+// and answers 401 when it is missing or wrong.
+func (e *Engine) authorized(w http.ResponseWriter, r *http.Request, path string) bool {
+	set := e.tokens.Load()
+	if set == nil {
+		return true
+	}
+	want := (*set)[path]
+	if len(want) == 0 {
+		return true
+	}
+	auth := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		match := 0
+		for _, w := range want {
+			match |= subtle.ConstantTimeCompare(got[:], w[:])
+		}
+		if match == 1 {
+			return true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="knc"`)
+	e.reject(w, http.StatusUnauthorized, "a valid bearer token is required")
+	return false
+}

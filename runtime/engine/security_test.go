@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key,
+// and returns their files and a pool that trusts the certificate.
+func selfSigned(t *testing.T, dir, name string) (TLSFiles, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
+	if err := os.WriteFile(files.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return files, pool
+}
+
+func ceRequest(t *testing.T, url, id string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", id)
+	req.Header.Set("Ce-Source", "/test")
+	req.Header.Set("Ce-Type", "t")
+	return req
+}
+
+func statusOf(t *testing.T, c *http.Client, req *http.Request) int {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestTLSIngress serves the ingress over TLS with a self-signed certificate:
+// a client that trusts it is accepted, plain HTTP and an untrusting client
+// are not.
+func TestTLSIngress(t *testing.T) {
+	sub := newRecorder(t)
+	files, pool := selfSigned(t, t.TempDir(), "knc-test")
+	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)), TLS: &files})
+	if !strings.HasPrefix(e.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL = %q, want https on loopback", e.URL())
+	}
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if code := statusOf(t, trusting, ceRequest(t, e.URL()+"/brokers/ns/b", "over-tls")); code != http.StatusAccepted {
+		t.Fatalf("POST over TLS = %d, want 202", code)
+	}
+	eventually(t, 10*time.Second, "the delivery", func() bool { return sub.count() == 1 })
+
+	if _, err := (&http.Client{}).Do(ceRequest(t, e.URL()+"/brokers/ns/b", "untrusted")); err == nil {
+		t.Error("a client that does not trust the certificate was served")
+	}
+	plain := "http://" + strings.TrimPrefix(e.URL(), "https://")
+	if resp, err := http.DefaultClient.Do(ceRequest(t, plain+"/brokers/ns/b", "plain")); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusAccepted {
+			t.Error("plain HTTP was accepted on the TLS listener")
+		}
+	}
+	if n := sub.count(); n != 1 {
+		t.Errorf("%d deliveries, want only the one sent over TLS", n)
+	}
+}
+
+// TestTLSCertificateReload replaces the certificate files and checks that
+// new connections get the new certificate.
+func TestTLSCertificateReload(t *testing.T) {
+	dir := t.TempDir()
+	files, oldPool := selfSigned(t, dir, "first")
+	e := startEngine(t, Options{Table: brokerTable(), TLS: &files})
+	get := func(pool *x509.CertPool) error {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+		resp, err := c.Get(e.URL() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(oldPool); err != nil {
+		t.Fatal(err)
+	}
+	// A later modification time than the first files, whatever the
+	// file system's timestamp resolution.
+	_, newPool := selfSigned(t, dir, "second")
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(files.CertFile, later, later); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*certReloadInterval+5*time.Second, "the new certificate to be served", func() bool {
+		return get(newPool) == nil
+	})
+}
+
+func TestBearerTokens(t *testing.T) {
+	sub := newRecorder(t)
+	table := brokerTable(trigger("a", sub.srv.URL, nil))
+	table.Brokers = append(table.Brokers, routing.Broker{
+		Object:   routing.Object{Namespace: "ns", Name: "open"},
+		Path:     routing.BrokerPath("ns", "open"),
+		Triggers: []routing.Trigger{trigger("o", sub.srv.URL, nil)},
+	})
+	e := startEngine(t, Options{Table: table, BearerTokens: BearerTokens{
+		routing.BrokerPath("ns", "b"): {"s3cret", "next-secret"},
+	}})
+	secured := e.URL() + routing.BrokerPath("ns", "b")
+	with := func(auth string) *http.Request {
+		r := ceRequest(t, secured, "id-"+auth)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		req  *http.Request
+		want int
+	}{
+		{"no token", with(""), http.StatusUnauthorized},
+		{"wrong token", with("Bearer nope"), http.StatusUnauthorized},
+		{"prefix of the token", with("Bearer s3c"), http.StatusUnauthorized},
+		{"basic scheme", with("Basic czNjcmV0"), http.StatusUnauthorized},
+		{"token", with("Bearer s3cret"), http.StatusAccepted},
+		{"second token", with("bearer next-secret"), http.StatusAccepted},
+		{"broker without tokens", ceRequest(t, e.URL()+routing.BrokerPath("ns", "open"), "open"), http.StatusAccepted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := http.DefaultClient.Do(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tt.want)
+			}
+			if tt.want == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+		})
+	}
+	// Rotation: the old token stops working, the new one works.
+	e.SetBearerTokens(BearerTokens{routing.BrokerPath("ns", "b"): {"rotated"}})
+	if code := statusOf(t, http.DefaultClient, with("Bearer s3cret")); code != http.StatusUnauthorized {
+		t.Errorf("old token after rotation = %d, want 401", code)
+	}
+	if code := statusOf(t, http.DefaultClient, with("Bearer rotated")); code != http.StatusAccepted {
+		t.Errorf("new token after rotation = %d, want 202", code)
+	}
+	eventually(t, 10*time.Second, "4 deliveries", func() bool { return sub.count() == 4 })
+}
