@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// startExternalNATS runs a NATS server with JetStream on loopback that
+// requires a user name and password, as a NATS cluster managed apart from
+// knc would.
+func startExternalNATS(t *testing.T) string {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT,
+		JetStream: true, StoreDir: t.TempDir(),
+		Username: "knc", Password: "pass",
+		NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns.ClientURL()
+}
+
+// TestReplicasShareExternalNATS runs two engines on one external NATS
+// server: each accepts events, both deliver (they share the durable
+// consumers), every event is delivered exactly once, and starting the
+// second engine does not disturb the first one's consumers.
+func TestReplicasShareExternalNATS(t *testing.T) {
+	url := startExternalNATS(t)
+	sub := newRecorder(t)
+	held := routing.Trigger{
+		Object:     routing.Object{Namespace: "ns", Name: "held"},
+		Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
+	}
+	table := brokerTable(trigger("a", sub.srv.URL, nil), held)
+	if _, err := New(Options{Table: table, NATS: ExternalNATS{URL: url}}); err != nil {
+		t.Fatalf("an engine on external NATS needs no data directory: %v", err)
+	}
+	creds := ExternalNATS{URL: url, User: "knc", Password: "pass"}
+	first := startEngine(t, Options{Table: table, NATS: creds})
+	second := startEngine(t, Options{Table: table, NATS: creds})
+
+	const events = 200
+	for i := range events {
+		e := first
+		if i%2 == 1 {
+			e = second
+		}
+		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
+			t.Fatalf("POST %d = %d, want 202", i, code)
+		}
+	}
+	eventually(t, 20*time.Second, "every event delivered", func() bool { return sub.count() >= events })
+	counts := map[string]int{}
+	for _, id := range sub.ids() {
+		counts[id]++
+	}
+	for i := range events {
+		if n := counts[fmt.Sprint("e", i)]; n != 1 {
+			t.Errorf("event e%d delivered %d times, want once", i, n)
+		}
+	}
+	a, b := accountOf(t, first)["trigger/a"], accountOf(t, second)["trigger/a"]
+	t.Logf("deliveries made by the first engine: %v, by the second: %v", a.Delivered, b.Delivered)
+	if a.Delivered+b.Delivered != events {
+		t.Errorf("delivered %v + %v, want %d", a.Delivered, b.Delivered, events)
+	}
+	if a.Delivered == 0 || b.Delivered == 0 {
+		t.Errorf("one engine did all the work (%v and %v): the consumers are not shared", a.Delivered, b.Delivered)
+	}
+	h1, h2 := accountOf(t, first)["trigger/held"], accountOf(t, second)["trigger/held"]
+	if h1.Accepted+h2.Accepted != events {
+		t.Errorf("held deliveries accepted %v + %v, want %d", h1.Accepted, h2.Accepted, events)
+	}
+
+	// One set of durable consumers, whatever the number of replicas.
+	nc, err := nats.Connect(url, nats.UserInfo("knc", "pass"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	names := map[string][]string{}
+	for _, stream := range []string{"knc_broker_ns_b_in", "knc_broker_ns_b_out"} {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := s.ConsumerNames(ctx)
+		for n := range l.Name() {
+			names[stream] = append(names[stream], n)
+		}
+	}
+	if len(names["knc_broker_ns_b_in"]) != 1 || len(names["knc_broker_ns_b_out"]) != 2 {
+		t.Errorf("consumers = %v, want route on the ingress stream, dispatch and unpark on the delivery stream", names)
+	}
+}
+
+func TestExternalNATSRefusesWrongCredentials(t *testing.T) {
+	url := startExternalNATS(t)
+	e, err := New(Options{Table: brokerTable(), NATS: ExternalNATS{URL: url, User: "knc", Password: "wrong"}, HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := e.Start(ctx); err == nil {
+		_ = e.Shutdown(context.Background())
+		t.Fatal("Start succeeded with a wrong password")
+	}
+}
