@@ -31,6 +31,7 @@ type runFlags struct {
 	logLevel        string
 	load            loadFlags
 	addresses       addressFlags
+	serve           serveFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -92,6 +93,7 @@ usage or I/O error.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.load.register(cmd)
 	f.addresses.register(cmd)
+	f.serve.register(cmd)
 	return cmd
 }
 
@@ -122,7 +124,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 			f.maxBodyBytes = *cfg.Runtime.MaxEventBytes
 		}
 	}
-	eng, err := engine.New(engine.Options{
+	opts := engine.Options{
 		Table:           table,
 		HTTPAddr:        f.httpAddr,
 		DataDir:         f.dataDir,
@@ -133,7 +135,11 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		ShutdownTimeout: f.shutdownTimeout,
 		DefaultTTL:      ttl,
 		Logger:          log,
-	})
+	}
+	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
+		return err
+	}
+	eng, err := engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
@@ -151,6 +157,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		if url := eng.NATSURL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
 		}
+		go f.serve.watchTokens(ctx, eng, log)
 		return waitRun(ctx, eng, load, hup, runErr, log)
 	case err := <-runErr:
 		if err != nil {

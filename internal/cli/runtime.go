@@ -30,6 +30,7 @@ type runtimeFlags struct {
 	kubeAPIBurst    int
 	logFormat       string
 	logLevel        string
+	serve           serveFlags
 }
 
 // defaultTablePath is where the runtime's Deployment mounts the routing
@@ -87,6 +88,7 @@ usage or I/O error.`,
 	fl.IntVar(&f.kubeAPIBurst, "kube-api-burst", cluster.DefaultKubeAPIBurst, "requests to the API server in a burst")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.serve.register(cmd)
 	return cmd
 }
 
@@ -115,6 +117,17 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	}
 	cfg.UserAgent = "knc-runtime"
 	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
+	eopts := engine.Options{
+		HTTPAddr:        f.httpAddr,
+		DataDir:         f.dataDir,
+		MaxBodyBytes:    f.maxBodyBytes,
+		AckWait:         f.ackWait,
+		MaxStoreBytes:   f.maxStoreBytes,
+		ShutdownTimeout: f.shutdownTimeout,
+	}
+	if err := f.serve.apply(&eopts, ""); err != nil {
+		return err
+	}
 	rt, err := cluster.New(cluster.Options{
 		Config:            cfg,
 		TablePath:         f.table,
@@ -123,14 +136,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 		Resync:            f.resync,
 		ClusterDomain:     f.clusterDomain,
 		Logger:            log,
-		Engine: engine.Options{
-			HTTPAddr:        f.httpAddr,
-			DataDir:         f.dataDir,
-			MaxBodyBytes:    f.maxBodyBytes,
-			AckWait:         f.ackWait,
-			MaxStoreBytes:   f.maxStoreBytes,
-			ShutdownTimeout: f.shutdownTimeout,
-		},
+		Engine:            eopts,
 	})
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
@@ -141,6 +147,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	select {
 	case <-rt.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving namespaces %v on %s\n", namespaces, rt.URL())
+		go f.serve.watchTokens(ctx, rt.Engine(), log)
 	case err := <-runErr:
 		if err != nil && ctx.Err() == nil {
 			return &exitError{code: exitFailed, err: err}

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// Environment variables that carry NATS secrets, so that they appear
+// neither in the process's arguments nor in the Deployment's spec (they come
+// from a Secret through env valueFrom).
+const (
+	envNATSUser     = "KNC_NATS_USER"
+	envNATSPassword = "KNC_NATS_PASSWORD"
+	envNATSToken    = "KNC_NATS_TOKEN"
+)
+
+// serveFlags are the flags knc run and knc runtime share for ingress
+// limits, TLS, bearer tokens and where JetStream runs.
+type serveFlags struct {
+	limits       engine.IngressLimits
+	tlsCert      string
+	tlsKey       string
+	bearerTokens string
+
+	natsURL        string
+	natsCreds      string
+	natsCA         string
+	streamReplicas int
+	fsync          bool
+	clusterName    string
+	clusterAddr    string
+	clusterRoutes  []string
+	serverName     string
+}
+
+func (f *serveFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.limits.MaxHeaderBytes, "max-header-bytes", engine.DefaultMaxHeaderBytes, "largest request headers accepted; larger ones get 431")
+	fl.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", engine.DefaultReadHeaderTimeout, "time a client has to send its request headers")
+	fl.DurationVar(&f.limits.ReadTimeout, "read-timeout", engine.DefaultReadTimeout, "time a client has to send a whole request; a slower body gets 408")
+	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", engine.DefaultWriteTimeout, "time to write a response")
+	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", engine.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fl.IntVar(&f.limits.MaxConcurrentRequests, "max-concurrent-requests", engine.DefaultMaxConcurrentRequests, "ingress requests served at once; more get 429 with Retry-After")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (with --tls-key); it is read again when it changes")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
+	fl.StringVar(&f.bearerTokens, "bearer-tokens", "", "`DIR` of token files named broker.NAMESPACE.NAME or channel.NAMESPACE.NAME (a mounted Secret); those ingresses require 'Authorization: Bearer TOKEN' (one token a line)")
+	fl.StringVar(&f.natsURL, "nats-url", "", "use the NATS cluster at `URL` (nats:// or tls://, several separated by commas) instead of the embedded server; $"+envNATSUser+", $"+envNATSPassword+" and $"+envNATSToken+" authenticate")
+	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS credentials `FILE` for --nats-url")
+	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM `FILE` of the CA that signed the NATS servers' certificates")
+	fl.IntVar(&f.streamReplicas, "stream-replicas", 1, "copies of each stream a JetStream cluster keeps (3 survives the loss of a node)")
+	fl.BoolVar(&f.fsync, "fsync", false, "fsync every event to disk before answering 202 (embedded server)")
+	fl.StringVar(&f.clusterName, "cluster-name", "", "make the embedded server a node of the JetStream cluster `NAME` (with --cluster-addr and --cluster-routes)")
+	fl.StringVar(&f.clusterAddr, "cluster-addr", "", "`HOST:PORT` the other nodes of the cluster connect to")
+	fl.StringSliceVar(&f.clusterRoutes, "cluster-routes", nil, "`URL`s of the cluster's nodes, nats-route://HOST:PORT (repeat or separate with commas)")
+	fl.StringVar(&f.serverName, "server-name", "", "unique, stable name of this node in the cluster (default: $POD_NAME, else the host name)")
+}
+
+// apply sets the engine options the flags give. configURL is runtime.nats.url
+// of knc.yaml, used when --nats-url is not given.
+func (f *serveFlags) apply(o *engine.Options, configURL string) error {
+	o.Limits = f.limits
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usageError("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert != "" {
+		o.TLS = &engine.TLSFiles{CertFile: f.tlsCert, KeyFile: f.tlsKey}
+	}
+	if f.bearerTokens != "" {
+		tokens, err := readBearerTokens(f.bearerTokens)
+		if err != nil {
+			return &exitError{code: exitTrouble, err: err}
+		}
+		o.BearerTokens = tokens
+	}
+	url := f.natsURL
+	if url == "" {
+		url = configURL
+	}
+	if url != "" {
+		if f.clusterName != "" {
+			return usageError("--cluster-name makes the embedded server a cluster node; it does not go with --nats-url")
+		}
+		o.NATS = engine.ExternalNATS{
+			URL:        url,
+			CredsFile:  f.natsCreds,
+			RootCAFile: f.natsCA,
+			User:       os.Getenv(envNATSUser),
+			Password:   os.Getenv(envNATSPassword),
+			Token:      os.Getenv(envNATSToken),
+		}
+	}
+	if f.clusterName != "" {
+		name := f.serverName
+		if name == "" {
+			name = os.Getenv("POD_NAME")
+		}
+		if name == "" {
+			name, _ = os.Hostname()
+		}
+		if f.clusterAddr == "" || len(f.clusterRoutes) == 0 || name == "" {
+			return usageError("--cluster-name needs --cluster-addr, --cluster-routes and a server name")
+		}
+		o.Cluster = &natsserver.Cluster{Name: f.clusterName, ServerName: name, ListenAddr: f.clusterAddr, Routes: f.clusterRoutes}
+	}
+	if f.streamReplicas < 1 || f.streamReplicas > 5 {
+		return usageError("--stream-replicas must be between 1 and 5, not %d", f.streamReplicas)
+	}
+	o.StreamReplicas = f.streamReplicas
+	o.SyncAlways = f.fsync
+	return nil
+}
+
+// readBearerTokens reads a directory of token files, as a Secret mounted
+// as a volume presents its keys: broker.NAMESPACE.NAME or
+// channel.NAMESPACE.NAME, each holding one token a line.
+func readBearerTokens(dir string) (engine.BearerTokens, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bearer tokens: %w", err)
+	}
+	tokens := engine.BearerTokens{}
+	for _, ent := range entries {
+		name := ent.Name()
+		// A mounted Secret also holds ..data and timestamped directories.
+		if strings.HasPrefix(name, ".") || ent.IsDir() {
+			continue
+		}
+		kind, rest, ok := strings.Cut(name, ".")
+		ns, obj, ok2 := strings.Cut(rest, ".")
+		var path string
+		switch {
+		case !ok || !ok2 || ns == "" || obj == "":
+		case kind == "broker":
+			path = routing.BrokerPath(ns, obj)
+		case kind == "channel":
+			path = routing.ChannelPath(ns, obj)
+		}
+		if path == "" {
+			return nil, fmt.Errorf("bearer tokens: %s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", filepath.Join(dir, name))
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("bearer tokens: %w", err)
+		}
+		var list []string
+		for line := range strings.SplitSeq(string(bytes.TrimSpace(b)), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				list = append(list, line)
+			}
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("bearer tokens: %s holds no token", filepath.Join(dir, name))
+		}
+		tokens[path] = list
+	}
+	return tokens, nil
+}
+
+// tokenReloadInterval is how often the bearer token directory is read
+// again; the kubelet updates a mounted Secret within about a minute.
+const tokenReloadInterval = 10 * time.Second
+
+// watchTokens gives eng the tokens of the --bearer-tokens directory each
+// time they change, until ctx ends.
+func (f *serveFlags) watchTokens(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
+	if f.bearerTokens == "" || eng == nil {
+		return
+	}
+	last, _ := readBearerTokens(f.bearerTokens)
+	tick := time.NewTicker(tokenReloadInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		tokens, err := readBearerTokens(f.bearerTokens)
+		if err != nil {
+			log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
+			continue
+		}
+		if !reflect.DeepEqual(tokens, last) {
+			eng.SetBearerTokens(tokens)
+			last = tokens
+			log.Info("bearer tokens reloaded", "ingresses", len(tokens))
+		}
+	}
+}
+
+// configNATSURL is runtime.nats.url of knc.yaml, when there is one.
+func configNATSURL(cfg *project.Config) string {
+	if cfg == nil || cfg.Runtime == nil || cfg.Runtime.NATS == nil {
+		return ""
+	}
+	return cfg.Runtime.NATS.URL
+}
