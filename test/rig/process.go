@@ -1,0 +1,273 @@
+package rig
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// BuildKnc builds cmd/knc into dir and returns the binary's path. Call it
+// once from TestMain.
+func BuildKnc(dir string) (string, error) {
+	bin := filepath.Join(dir, "knc")
+	build := exec.Command("go", "build", "-o", bin, "github.com/knc-dev/knc/cmd/knc")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building knc: %w", err)
+	}
+	return bin, nil
+}
+
+// Knc is one `knc run` process serving a routing table file. Restarting it
+// keeps its data directory and table, and picks a new HTTP port unless
+// the arguments fix one.
+type Knc struct {
+	t       testing.TB
+	bin     string
+	Table   string
+	DataDir string
+	args    []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	url     string
+	log     *logBuffer
+	done    chan struct{}
+	exitErr error
+	// Starts counts the processes started so far.
+	Starts int
+}
+
+// StartKnc writes table to a fresh directory and serves it with `knc run`
+// plus args.
+func StartKnc(t testing.TB, bin string, table *routing.Table, args ...string) *Knc {
+	t.Helper()
+	dir := t.TempDir()
+	k := &Knc{t: t, bin: bin, Table: filepath.Join(dir, "table.json"), DataDir: filepath.Join(dir, "data"), args: args}
+	WriteTable(t, k.Table, table)
+	k.Start()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("knc log (last process):\n%s", k.Log())
+		}
+		k.Stop()
+	})
+	return k
+}
+
+// WriteTable encodes table to path.
+func WriteTable(t testing.TB, path string, table *routing.Table) {
+	t.Helper()
+	b, err := routing.Encode(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written aside and renamed, so that a reload never reads half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var readyLine = regexp.MustCompile(`^knc: serving .* on (https?://\S+)$`)
+
+// Start starts the process and waits until it is ready.
+func (k *Knc) Start() {
+	t := k.t
+	t.Helper()
+	args := append([]string{"run", "--table", k.Table, "--http-addr", "127.0.0.1:0", "--data-dir", k.DataDir,
+		"--ack-wait", "2s", "--log-level", "info"}, k.args...)
+	cmd := exec.Command(k.bin, args...)
+	log := &logBuffer{ready: make(chan string, 1)}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	consumed := make(chan struct{})
+	go func() {
+		log.consume(stderr)
+		close(consumed)
+	}()
+	go func() {
+		<-consumed
+		err := cmd.Wait()
+		k.mu.Lock()
+		k.exitErr = err
+		k.mu.Unlock()
+		close(done)
+	}()
+	k.mu.Lock()
+	k.cmd, k.log, k.done = cmd, log, done
+	k.Starts++
+	k.mu.Unlock()
+	select {
+	case url := <-log.ready:
+		k.mu.Lock()
+		k.url = url
+		k.mu.Unlock()
+	case <-done:
+		t.Fatalf("knc exited before it was ready (%v):\n%s", k.ExitErr(), log)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("knc not ready after 60s:\n%s", log)
+	}
+	Eventually(t, 30*time.Second, "/readyz to answer 200", func() bool {
+		resp, err := http.Get(k.URL() + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// URL is the base URL of the current process.
+func (k *Knc) URL() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.url
+}
+
+// BrokerURL is the ingress of a Broker of the current process.
+func (k *Knc) BrokerURL(namespace, name string) string {
+	return k.URL() + routing.BrokerPath(namespace, name)
+}
+
+// Log is the stderr of the current process.
+func (k *Knc) Log() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.log == nil {
+		return ""
+	}
+	return k.log.String()
+}
+
+// ExitErr is how the last process ended.
+func (k *Knc) ExitErr() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.exitErr
+}
+
+func (k *Knc) current() (*exec.Cmd, chan struct{}) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cmd, k.done
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (k *Knc) Kill() {
+	k.t.Helper()
+	cmd, done := k.current()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		k.t.Fatal(err)
+	}
+	<-done
+}
+
+// Signal sends sig to the current process.
+func (k *Knc) Signal(sig os.Signal) {
+	k.t.Helper()
+	cmd, _ := k.current()
+	if err := cmd.Process.Signal(sig); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// Reload writes table and sends SIGHUP.
+func (k *Knc) Reload(table *routing.Table) {
+	k.t.Helper()
+	WriteTable(k.t, k.Table, table)
+	k.Signal(syscall.SIGHUP)
+}
+
+// Stop sends SIGTERM, then SIGKILL after 20 seconds.
+func (k *Knc) Stop() {
+	cmd, done := k.current()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Pid is the current process's id.
+func (k *Knc) Pid() int {
+	cmd, _ := k.current()
+	return cmd.Process.Pid
+}
+
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+	ready chan string
+}
+
+func (b *logBuffer) consume(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		b.mu.Lock()
+		// Keep the last lines only: a long run logs a lot.
+		if len(b.lines) >= 5000 {
+			b.lines = append(b.lines[:0], b.lines[2500:]...)
+		}
+		b.lines = append(b.lines, line)
+		b.mu.Unlock()
+		if m := readyLine.FindStringSubmatch(line); m != nil {
+			select {
+			case b.ready <- m[1]:
+			default:
+			}
+		}
+	}
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
+// Eventually polls cond every few milliseconds until it holds, and fails
+// the test when timeout passes first.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
