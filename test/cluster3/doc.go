@@ -1,0 +1,10 @@
+// Package cluster3 tests knc's scale-out: a JetStream cluster of three NATS
+// servers on loopback, streams replicated on all three (R3), and two knc
+// runtimes sharing them through --nats-url. Under load, one NATS node and
+// one runtime are killed; every event answered 202 must still be
+// delivered, and the duplicates that at-least-once delivery allows are
+// counted.
+//
+// The NATS nodes run in the test process (runtime/natsserver with cluster
+// routes); the runtimes are real knc processes.
+package cluster3
