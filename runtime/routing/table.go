@@ -3,6 +3,8 @@ package routing
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"fmt"
 	"time"
 )
@@ -190,6 +192,11 @@ func Decode(b []byte) (*Table, error) {
 	var t Table
 	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("decoding routing table: %w", err)
+	}
+	// A second document, or a torn write followed by another, is not a
+	// table either.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("decoding routing table: unexpected data after the table")
 	}
 	if t.APIVersion != APIVersion || t.Kind != Kind {
 		return nil, fmt.Errorf("decoding routing table: got apiVersion %q kind %q, want %s %s", t.APIVersion, t.Kind, APIVersion, Kind)
