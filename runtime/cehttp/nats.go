@@ -43,6 +43,23 @@ func ToNATS(e *event.Event, subject string) *nats.Msg {
 	if e.Context == nil {
 		return m
 	}
+	n := natsHeaderCount(e)
+	h := make(nats.Header, n)
+	// One backing array for all the one-element value slices.
+	values := make([]string, 0, n)
+	natsHeaders(e, func(key, value string) {
+		values = append(values, value)
+		h[key] = values[len(values)-1 : len(values) : len(values)]
+	})
+	m.Header = h
+	return m
+}
+
+// natsHeaderCount is the number of headers natsHeaders sets for e.
+func natsHeaderCount(e *event.Event) int {
+	if e.Context == nil {
+		return 0
+	}
 	ec := asV1(e.Context)
 	n := 4 + len(ec.Extensions)
 	for _, present := range []bool{ec.DataContentType != nil, ec.Subject != nil, ec.Time != nil, ec.DataSchema != nil, e.DataBase64} {
@@ -56,13 +73,15 @@ func ToNATS(e *event.Event, subject string) *nats.Msg {
 			break
 		}
 	}
-	h := make(nats.Header, n)
-	// One backing array for all the one-element value slices.
-	values := make([]string, 0, n)
-	set := func(key, value string) {
-		values = append(values, value)
-		h[key] = values[len(values)-1 : len(values) : len(values)]
+	return n
+}
+
+// natsHeaders calls set with each NATS header of e, one value each.
+func natsHeaders(e *event.Event, set func(key, value string)) {
+	if e.Context == nil {
+		return
 	}
+	ec := asV1(e.Context)
 	set(natsPrefix+"specversion", event.CloudEventsVersionV1)
 	set(natsPrefix+"id", natsEscape(ec.ID))
 	set(natsPrefix+"source", natsEscape(ec.Source.String()))
@@ -95,8 +114,6 @@ func ToNATS(e *event.Event, subject string) *nats.Msg {
 	if e.DataBase64 {
 		set(natsDataBase64, "true")
 	}
-	m.Header = h
-	return m
 }
 
 var extensionKeyCache boundedCache[string]

@@ -5,21 +5,27 @@
 //
 // # Design
 //
-// Every Broker and Channel (a source) has two JetStream work-queue streams in
-// file storage and three stages, each a durable pull consumer:
+// Every Broker and Channel (a source) has two JetStream streams in file
+// storage, an ingress stream and a delivery stream, and three stages, each a
+// durable pull consumer:
 //
 //   - ingress: POST /brokers/NS/NAME or /channels/NS/NAME stores the event in
 //     the source's ingress stream and answers 202 only once JetStream has
 //     acknowledged the write; 503 when it cannot be stored. A Broker gives an
-//     event without knativebrokerttl the default TTL.
+//     event without knativebrokerttl the default TTL. Events that arrive
+//     while a store is in flight are stored together, as one batch message
+//     (group commit, see batcher); each is answered once its batch is
+//     acknowledged. Replies are stored one per message.
 //   - route: reads the ingress stream, evaluates the Broker's Triggers once
 //     per event (router.Matcher; a Channel matches all its Subscriptions),
 //     and stores one delivery message per match in the delivery stream, on
 //     subject knc.<kind>.<source>.send.<target>. Two Triggers with the same
 //     subscriber make two deliveries. The ingress message is acknowledged
-//     only after every delivery message is stored; a retry after a partial
-//     failure re-publishes with the same message IDs, which JetStream
-//     deduplicates.
+//     only after every delivery message of its events is stored; a retry
+//     after a partial failure re-publishes with the same message IDs, which
+//     JetStream deduplicates. The ingress stream keeps what the route stage
+//     acknowledged until a trimmer purges it in bulk, shortly after; the
+//     delivery stream is a work queue, whose backlog is its size.
 //   - dispatch: one consumer per source (not per target: a thousand
 //     Triggers are one consumer) reads the send and dead subjects and makes
 //     one HTTP attempt per JetStream delivery. A retryable failure is a

@@ -44,6 +44,10 @@ type Engine struct {
 	httpServer *http.Server
 	httpDone   chan error
 	pipelines  map[string]*pipeline
+	// batchers group the events of each ingress subject into batches;
+	// acks calls them back when JetStream acknowledges one.
+	batchers map[string]*batcher
+	acks     *ackPublisher
 	// work is the context of processing; cancelling it abandons the
 	// attempts in progress.
 	work       context.Context
@@ -143,6 +147,9 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if err := e.connectNATS(); err != nil {
 		return err
 	}
+	if e.acks, err = newAckPublisher(e.nc); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if e.opts.TLS != nil {
 		if e.tlsConfig, err = newTLSConfig(*e.opts.TLS); err != nil {
 			return fmt.Errorf("engine: %w", err)
@@ -241,7 +248,17 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	if e.batchers == nil {
+		e.batchers = map[string]*batcher{}
+	}
 	for _, src := range p.sources {
+		// A reloaded source keeps its batcher: the batches in flight
+		// bound the next ones.
+		src.batcher = e.batchers[src.names.in]
+		if src.batcher == nil {
+			src.batcher = newBatcher(src.names.in, e.acks, e.opts.PublishTimeout)
+			e.batchers[src.names.in] = src.batcher
+		}
 		for _, tg := range src.targets {
 			if !tg.ready {
 				e.log.Warn("holding events until its destinations resolve", "kind", tg.kind, "name", tg.obj.Key(), "reason", tg.notReady)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
@@ -139,9 +139,7 @@ func (e *Engine) serveIngress(w http.ResponseWriter, r *http.Request) {
 			ev.SetExtension(ExtensionTTL, e.opts.DefaultTTL)
 		}
 	}
-	msg := cehttp.ToNATS(ev, src.names.in)
-	stamp(msg, time.Now())
-	if err := e.store(r.Context(), msg); err != nil {
+	if err := e.store(r.Context(), src, ev); err != nil {
 		e.log.Warn("could not store an event", src.kind.String(), src.obj.Key(), "event", ev.ID(), "error", err)
 		w.Header().Set("Retry-After", "1")
 		e.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
@@ -151,30 +149,21 @@ func (e *Engine) serveIngress(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// store publishes msg and waits for JetStream's acknowledgement, at most
-// PublishTimeout. The publish is asynchronous: requests being served
-// concurrently share the connection's writes and the acknowledgements'
-// reads instead of each making a round trip of its own.
-func (e *Engine) store(ctx context.Context, msg *nats.Msg) error {
-	f, err := e.js.PublishMsgAsync(msg)
+// store adds ev to the next batch of src's ingress and waits until
+// JetStream has acknowledged that batch. The batch completes, one way or
+// the other, within PublishTimeout.
+func (e *Engine) store(ctx context.Context, src *source, ev *event.Event) error {
+	bt, err := src.batcher.store(ev, time.Now())
 	if err != nil {
 		return err
 	}
-	timeout := time.NewTimer(e.opts.PublishTimeout)
-	defer timeout.Stop()
 	select {
-	case <-f.Ok():
-		return nil
-	case err := <-f.Err():
-		return err
-	case <-timeout.C:
-		return errPublishTimeout
+	case <-bt.done:
+		return bt.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
-
-var errPublishTimeout = errors.New("no acknowledgement from JetStream within the publish timeout")
 
 func (e *Engine) reject(w http.ResponseWriter, code int, msg string) {
 	e.metrics.reject(code)

@@ -57,6 +57,8 @@ type source struct {
 	targets []*target
 	byToken map[string]*target
 	metrics *sourceMetrics
+	// batcher stores the events its ingress accepts.
+	batcher *batcher
 }
 
 // target is a Trigger or a Subscription.

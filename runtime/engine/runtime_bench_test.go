@@ -37,6 +37,11 @@ var (
 	benchOnly   = flag.Bool("runtime.only", false, "skip the ceilings, to profile the runtime alone")
 )
 
+// benchInFlight bounds the events between the load generator and the
+// subscribers in end-to-end scenarios: enough to keep every stage busy,
+// few enough that the streams stay in memory.
+const benchInFlight = 512
+
 // The event type the single-Trigger scenarios match.
 const benchType = "loadgen"
 
@@ -154,7 +159,7 @@ func newSubscriber(b *testing.B) *loadgen.Subscriber {
 // so that the next round starts from an empty pipeline.
 func gatedRound(b *testing.B, sub *loadgen.Subscriber, cfg loadgen.Config, weight int) *loadgen.Result {
 	b.Helper()
-	gate := loadgen.NewGate(4096 * weight)
+	gate := loadgen.NewGate(benchInFlight * weight)
 	sub.SetGate(gate)
 	defer sub.SetGate(nil)
 	cfg.Gate, cfg.Weight, cfg.Count = gate, weight, sub.Received

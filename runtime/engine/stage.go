@@ -35,6 +35,13 @@ type stage struct {
 	trim      *trimmer
 	trimDone  chan struct{}
 	processed atomic.Int64
+
+	// pulls counts the pull requests outstanding; pullDone is signalled
+	// when one ends. pauseUntil (Unix nanoseconds) holds back new pulls
+	// after one failed.
+	pulls      atomic.Int32
+	pullDone   chan struct{}
+	pauseUntil atomic.Int64
 }
 
 func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
@@ -45,6 +52,7 @@ func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.
 		log:      log.With("stage", name),
 		slots:    make(chan struct{}, capacity),
 		done:     make(chan struct{}),
+		pullDone: make(chan struct{}, 1),
 	}
 }
 
@@ -66,24 +74,22 @@ func (s *stage) start(work context.Context) {
 	}
 }
 
+// loop keeps pull requests outstanding for the stage's free slots. A new
+// pull is made without waiting for the previous ones to end, as soon as
+// enough slots are free: one pull at a time would leave a stage whose
+// workers are busy asking for one message per round trip.
 func (s *stage) loop(ctx, work context.Context) {
 	defer close(s.done)
+	var pulls sync.WaitGroup
+	defer pulls.Wait()
+	minPull := max(1, cap(s.slots)/4)
 	for {
-		// Wait for one free slot, then take every other free one.
-		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
-			return
+		if d := time.Until(time.Unix(0, s.pauseUntil.Load())); d > 0 {
+			s.pause(ctx, d)
 		}
-		n := 1
-	fill:
-		for n < cap(s.slots) {
-			select {
-			case s.slots <- struct{}{}:
-				n++
-			default:
-				break fill
-			}
+		n := s.reserve(ctx, minPull)
+		if n == 0 {
+			return
 		}
 		fetchCtx, cancelFetch := context.WithTimeout(ctx, fetchWait)
 		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx))
@@ -94,33 +100,79 @@ func (s *stage) loop(ctx, work context.Context) {
 				return
 			}
 			s.log.Warn("pulling messages failed", "error", err)
-			s.pause(ctx)
+			s.pause(ctx, time.Second)
 			continue
 		}
-		received := 0
-		for msg := range batch.Messages() {
-			received++
-			if ctx.Err() != nil {
-				// Stopping: hand the message back at once rather than
-				// after AckWait.
-				_ = msg.Nak()
-				s.release(1)
-				continue
-			}
-			s.workers.Add(1)
-			go func() {
-				defer s.workers.Done()
-				defer s.release(1)
-				s.process(work, msg)
-				s.processed.Add(1)
+		s.pulls.Add(1)
+		pulls.Go(func() {
+			defer func() {
+				s.pulls.Add(-1)
+				select {
+				case s.pullDone <- struct{}{}:
+				default:
+				}
 			}()
+			defer cancelFetch()
+			s.drain(ctx, work, batch, n)
+		})
+	}
+}
+
+// reserve takes free slots for a pull and returns how many: at least one,
+// and while another pull is outstanding at least minPull, so that a busy
+// stage pulls in batches rather than a message at a time. It returns 0
+// once ctx ends.
+func (s *stage) reserve(ctx context.Context, minPull int) int {
+	n := 0
+	for {
+	take:
+		for n < cap(s.slots) {
+			select {
+			case s.slots <- struct{}{}:
+				n++
+			default:
+				break take
+			}
 		}
-		cancelFetch()
-		s.release(n - received)
-		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			s.log.Warn("pulling messages failed", "error", err)
-			s.pause(ctx)
+		if n >= minPull || (n > 0 && s.pulls.Load() == 0) {
+			return n
 		}
+		select {
+		case s.slots <- struct{}{}:
+			n++
+		case <-s.pullDone:
+		case <-ctx.Done():
+			s.release(n)
+			return 0
+		}
+	}
+}
+
+// drain hands each message of a pull of n to a worker of its own, then
+// frees the slots of the messages that did not come.
+func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n int) {
+	received := 0
+	for msg := range batch.Messages() {
+		received++
+		if ctx.Err() != nil {
+			// Stopping: hand the message back at once rather than
+			// after AckWait.
+			_ = msg.Nak()
+			s.release(1)
+			continue
+		}
+		s.workers.Add(1)
+		go func() {
+			defer s.workers.Done()
+			defer s.release(1)
+			s.process(work, msg)
+			s.processed.Add(1)
+		}()
+	}
+	s.release(n - received)
+	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("pulling messages failed", "error", err)
+		s.pauseUntil.Store(time.Now().Add(time.Second).UnixNano())
 	}
 }
 
@@ -130,8 +182,8 @@ func (s *stage) release(n int) {
 	}
 }
 
-func (s *stage) pause(ctx context.Context) {
-	t := time.NewTimer(time.Second)
+func (s *stage) pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
