@@ -244,7 +244,17 @@ func (c *chunk) parseYAML() {
 			c.diags = append(c.diags, jsonError(c.file, c.text, err))
 			return
 		}
-		c.diags = append(c.diags, yamlError(c.file, c.offset, err))
+		d := yamlError(c.file, c.offset, err)
+		if d.Pos.Line == 0 {
+			// yaml.v3 gives no line for errors of its reader (bad
+			// encoding, control characters) nor at the end of the
+			// stream: point at the document, or at its last line.
+			d.Pos.Line, d.Pos.Column = c.offset+1, 1
+			if strings.Contains(d.Message, "end of stream") {
+				d.Pos.Line += bytes.Count(bytes.TrimRight(c.text, "\n"), []byte("\n"))
+			}
+		}
+		c.diags = append(c.diags, d)
 		return
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {

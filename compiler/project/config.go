@@ -125,7 +125,12 @@ func Read(file string) (*Config, diag.List, error) {
 		return nil, diags, nil
 	}
 	if len(docs) != 1 {
-		return nil, diag.List{{Pos: diag.Pos{File: file}, Message: fmt.Sprintf("must hold exactly one document, found %d", len(docs))}}, nil
+		// Point at the second document, or at the top of an empty file.
+		pos := diag.Pos{File: file, Line: 1, Column: 1}
+		if len(docs) > 1 {
+			pos = docs[1].Pos(docs[1].Root)
+		}
+		return nil, diag.List{{Pos: pos, Message: fmt.Sprintf("must hold exactly one document, found %d", len(docs))}}, nil
 	}
 	doc := docs[0]
 	cfg := Default()
