@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build test test-short bench run fuzz golden vet fmt-check clean
+.PHONY: all build test test-short bench run fuzz reliability soak golden vet fmt-check clean
 
 all: build
 
@@ -44,6 +44,33 @@ bench:
 # events its subscribers receive; stop it with Ctrl-C.
 run: build
 	KNC=$(KNC) bash hack/run-quickstart.sh
+
+# fuzz runs each fuzz target for FUZZTIME. Their seed corpora (testdata/fuzz)
+# run as plain tests in `make test`; a failing input found here is written
+# to the package's testdata/fuzz and becomes a seed.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./compiler:FuzzLoad ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+# reliability runs the fault and scale-out tests (also part of `make test`)
+# and prints the figures each one logs: events sent, accepted, delivered,
+# dead-lettered, duplicates and lost. See docs/reliability.md.
+reliability:
+	@mkdir -p $(BIN)
+	@$(GO) test -count=1 -v -timeout 15m ./test/faults/ ./test/cluster3/ > $(BIN)/reliability.log 2>&1; \
+		status=$$?; grep -E 'FIGURES|^(--- FAIL|ok|FAIL)' $(BIN)/reliability.log; \
+		[ $$status -eq 0 ] || echo "full log: $(BIN)/reliability.log"; exit $$status
+
+# soak runs the runtime at half its maximum load for SOAK (10m) and reports
+# its RSS and goroutines, which must stay flat. Not part of `make test`.
+SOAK ?= 10m
+soak:
+	KNC_SOAK_DURATION=$(SOAK) $(GO) test ./test/soak/ -run '^$$' -bench Soak -benchtime 1x -timeout 60m -v
 
 clean:
 	rm -rf $(BIN)
