@@ -107,10 +107,14 @@ type runtimeSettings struct {
 	maxEventBytes int64
 	ttl           int64
 	durability    string
+	// streamReplicas is how many JetStream servers keep each stream.
+	streamReplicas int
+	// natsURL and natsSecret are runtime.nats: an external NATS cluster.
+	natsURL, natsSecret string
 }
 
 func settings(cfg *project.Config) (runtimeSettings, diag.List) {
-	s := runtimeSettings{replicas: 1, maxEventBytes: DefaultMaxEventBytes, ttl: DefaultTTL, durability: DefaultDurability}
+	s := runtimeSettings{replicas: 1, maxEventBytes: DefaultMaxEventBytes, ttl: DefaultTTL, durability: DefaultDurability, streamReplicas: 1}
 	size := DefaultStorageSize
 	var diags diag.List
 	pos := diag.Pos{File: cfg.File}
@@ -130,14 +134,22 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 		if r.Storage != nil && r.Storage.Size != "" {
 			size = r.Storage.Size
 		}
-		if r.NATS != nil && (r.NATS.URL != "" || r.NATS.CredentialsSecret != "") {
-			diags.Add(pos, "runtime.nats", "the runtime cannot use an external NATS server yet; remove runtime.nats to run the embedded JetStream")
+		if r.NATS != nil {
+			s.natsURL, s.natsSecret = r.NATS.URL, r.NATS.CredentialsSecret
+			if s.natsURL == "" && s.natsSecret != "" {
+				diags.Add(pos, "runtime.nats.url", "runtime.nats.credentialsSecret needs the url of the NATS cluster")
+			}
 		}
 	}
-	if s.replicas > 1 {
-		// Each pod would hold its own JetStream store, and an event
-		// accepted by one would be invisible to the others.
-		diags.Add(pos, "runtime.replicas", "the embedded JetStream keeps one store per runtime, so replicas must be 1, not %d", s.replicas)
+	switch {
+	case s.natsURL != "":
+		s.streamReplicas = clusterStreamReplicas
+	case s.replicas == 2:
+		// Two JetStream nodes have no quorum once one is lost: no better
+		// than one, and twice the cost.
+		diags.Add(pos, "runtime.replicas", "an embedded JetStream cluster needs at least 3 replicas to survive the loss of one, not 2; use 1, or 3 or more")
+	case s.replicas > 2:
+		s.streamReplicas = clusterStreamReplicas
 	}
 	q, err := resource.ParseQuantity(size)
 	if err != nil {
@@ -178,7 +190,7 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		// Settings of the streams and consumers, for the runtime to read.
 		"KNC_STORAGE":         "file",
 		"KNC_DURABILITY":      set.durability,
-		"KNC_STREAM_REPLICAS": "1",
+		"KNC_STREAM_REPLICAS": strconv.Itoa(set.streamReplicas),
 		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
 	}
 	jetstreamName := JetStreamPrefix + contentHash(mapBytes(jetstream))
@@ -194,15 +206,9 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 			ObjectMeta: meta(jetstreamName, ns),
 			Data:       jetstream,
 		},
-		&corev1.PersistentVolumeClaim{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-			ObjectMeta: meta(RuntimeDataVolume, ns),
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: set.storageSize}},
-			},
-		},
-		p.deployment(ns, set, routesName, jetstreamName),
+	)
+	objs = append(objs, p.workload(ns, set, routesName, jetstreamName, req.Config.ClusterDomain)...)
+	objs = append(objs,
 		&corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 			ObjectMeta: meta(routes.IngressService, ns),

@@ -352,7 +352,7 @@ func TestRuntimeSettingsFromConfig(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"knc.yaml": config + "runtime:\n  replicas: 2\n", "m.yaml": project})
 	_, diags := build(t, dir)
-	want := []string{"knc.yaml: runtime.replicas: the embedded JetStream keeps one store per runtime, so replicas must be 1, not 2"}
+	want := []string{"knc.yaml: runtime.replicas: an embedded JetStream cluster needs at least 3 replicas to survive the loss of one, not 2; use 1, or 3 or more"}
 	var got []string
 	for _, d := range diags {
 		got = append(got, d.String())

@@ -38,6 +38,7 @@ type serveFlags struct {
 
 	natsURL        string
 	natsCreds      string
+	natsSecretDir  string
 	natsCA         string
 	streamReplicas int
 	fsync          bool
@@ -60,6 +61,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.bearerTokens, "bearer-tokens", "", "`DIR` of token files named broker.NAMESPACE.NAME or channel.NAMESPACE.NAME (a mounted Secret); those ingresses require 'Authorization: Bearer TOKEN' (one token a line)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use the NATS cluster at `URL` (nats:// or tls://, several separated by commas) instead of the embedded server; $"+envNATSUser+", $"+envNATSPassword+" and $"+envNATSToken+" authenticate")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS credentials `FILE` for --nats-url")
+	fl.StringVar(&f.natsSecretDir, "nats-secret-dir", "", "`DIR` of a mounted Secret whose keys nats.creds, user, password, token and ca.crt, those present, authenticate to --nats-url")
 	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM `FILE` of the CA that signed the NATS servers' certificates")
 	fl.IntVar(&f.streamReplicas, "stream-replicas", 1, "copies of each stream a JetStream cluster keeps (3 survives the loss of a node)")
 	fl.BoolVar(&f.fsync, "fsync", false, "fsync every event to disk before answering 202 (embedded server)")
@@ -101,6 +103,11 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 			User:       os.Getenv(envNATSUser),
 			Password:   os.Getenv(envNATSPassword),
 			Token:      os.Getenv(envNATSToken),
+		}
+		if f.natsSecretDir != "" {
+			if err := readNATSSecret(f.natsSecretDir, &o.NATS); err != nil {
+				return &exitError{code: exitTrouble, err: err}
+			}
 		}
 	}
 	if f.clusterName != "" {
@@ -208,4 +215,45 @@ func configNATSURL(cfg *project.Config) string {
 		return ""
 	}
 	return cfg.Runtime.NATS.URL
+}
+
+// readNATSSecret completes x with the keys of a NATS credentials Secret
+// mounted at dir: nats.creds (a credentials file), user and password,
+// token, and ca.crt. Keys that are absent are left alone.
+func readNATSSecret(dir string, x *engine.ExternalNATS) error {
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("NATS credentials: %w", err)
+	}
+	file := func(name string) (string, bool) {
+		p := filepath.Join(dir, name)
+		_, err := os.Stat(p)
+		return p, err == nil
+	}
+	value := func(name string) (string, error) {
+		p, ok := file(name)
+		if !ok {
+			return "", nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("NATS credentials: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if p, ok := file("nats.creds"); ok {
+		x.CredsFile = p
+	}
+	if p, ok := file("ca.crt"); ok {
+		x.RootCAFile = p
+	}
+	for name, dst := range map[string]*string{"user": &x.User, "password": &x.Password, "token": &x.Token} {
+		v, err := value(name)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			*dst = v
+		}
+	}
+	return nil
 }

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/plugins"
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// TestRenderedRuntimeArgsParse renders the runtime of each workload form
+// and checks that its container's arguments, with the $(VAR) references
+// the kubelet expands, are flags knc runtime accepts and give the engine
+// the intended options.
+func TestRenderedRuntimeArgsParse(t *testing.T) {
+	three, two := int64(3), int64(2)
+	tests := []struct {
+		name    string
+		runtime *project.Runtime
+		check   func(t *testing.T, o engine.Options)
+	}{
+		{"single", nil, func(t *testing.T, o engine.Options) {
+			if o.Cluster != nil || o.NATS.URL != "" || o.StreamReplicas != 1 {
+				t.Errorf("cluster %+v, NATS %q, replicas %d; want the embedded server alone", o.Cluster, o.NATS.URL, o.StreamReplicas)
+			}
+		}},
+		{"statefulset", &project.Runtime{Replicas: &three, Durability: "fsync"}, func(t *testing.T, o engine.Options) {
+			if o.Cluster == nil || o.Cluster.ServerName != "knc-runtime-1" || len(o.Cluster.Routes) != 3 || o.StreamReplicas != 3 || !o.SyncAlways {
+				t.Errorf("cluster %+v, replicas %d, fsync %v; want node knc-runtime-1 of 3 with R3 and fsync", o.Cluster, o.StreamReplicas, o.SyncAlways)
+			}
+		}},
+		{"external", &project.Runtime{Replicas: &two, NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}, func(t *testing.T, o engine.Options) {
+			if o.NATS.URL != "nats://nats:4222" || o.Cluster != nil || o.StreamReplicas != 3 {
+				t.Errorf("NATS %q, cluster %+v, replicas %d", o.NATS.URL, o.Cluster, o.StreamReplicas)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := project.Default()
+			cfg.Runtime = tt.runtime
+			table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{{
+				Object: routing.Object{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
+			}}}
+			objs, err := plugins.NewKnc(plugins.KncOptions{Image: "img"}).Render(&plugins.Request{Namespace: "shop", Table: table, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"POD_NAME": "knc-runtime-1", "POD_NAMESPACE": "shop"}
+			var args []string
+			for _, o := range objs {
+				b, _ := json.Marshal(o)
+				switch o["kind"] {
+				case "ConfigMap":
+					var cm corev1.ConfigMap
+					_ = json.Unmarshal(b, &cm)
+					if strings.HasPrefix(cm.Name, plugins.JetStreamPrefix) {
+						for k, v := range cm.Data {
+							env[k] = v
+						}
+					}
+				case "Deployment", "StatefulSet":
+					var w struct {
+						Spec struct{ Template corev1.PodTemplateSpec } `json:"spec"`
+					}
+					_ = json.Unmarshal(b, &w)
+					args = w.Spec.Template.Spec.Containers[0].Args
+				}
+			}
+			ref := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+			for i, a := range args {
+				args[i] = ref.ReplaceAllStringFunc(a, func(m string) string {
+					v, ok := env[ref.FindStringSubmatch(m)[1]]
+					if !ok {
+						t.Errorf("argument %q refers to an undefined variable", a)
+					}
+					return v
+				})
+			}
+			if len(args) == 0 || args[0] != "runtime" {
+				t.Fatalf("args = %v, want knc runtime", args)
+			}
+			if err := newRuntimeCmd().ParseFlags(args[1:]); err != nil {
+				t.Fatalf("knc runtime refuses the rendered arguments %v: %v", args, err)
+			}
+			// The flags knc run and knc runtime share, read as knc runtime
+			// reads them.
+			var f serveFlags
+			cmd := &cobra.Command{FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true}}
+			f.register(cmd)
+			if err := cmd.ParseFlags(args[1:]); err != nil {
+				t.Fatal(err)
+			}
+			var o engine.Options
+			if err := f.apply(&o, ""); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}
