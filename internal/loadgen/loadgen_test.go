@@ -156,3 +156,22 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("percentiles (-want +got):\n%s", diff)
 	}
 }
+
+// TestGateCloseGivesBackPartialUnits checks that a request interrupted while
+// taking several units gives back those it took.
+func TestGateCloseGivesBackPartialUnits(t *testing.T) {
+	g := NewGate(5)
+	if !g.acquire(context.Background(), 3) {
+		t.Fatal("could not take 3 of 5 units")
+	}
+	done := make(chan bool)
+	go func() { done <- g.acquire(context.Background(), 3) }()
+	g.Close()
+	if <-done {
+		t.Fatal("took 3 units when 2 were left and the gate closed")
+	}
+	g.Release(3)
+	if !g.WaitIdle(time.Now().Add(time.Second)) {
+		t.Errorf("%d of 5 units back", len(g.tokens))
+	}
+}

@@ -318,13 +318,16 @@ func NewGate(n int) *Gate {
 	return g
 }
 
+// acquire takes n units, or none when the gate closes or ctx ends first.
 func (g *Gate) acquire(ctx context.Context, n int) bool {
-	for range n {
+	for i := range n {
 		select {
 		case <-g.tokens:
 		case <-g.closed:
+			g.Release(i)
 			return false
 		case <-ctx.Done():
+			g.Release(i)
 			return false
 		}
 	}

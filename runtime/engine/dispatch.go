@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -89,7 +90,8 @@ func (d *dispatch) logAttrs(args ...any) []any {
 }
 
 // keepClaim tells JetStream the message is still being worked on while an
-// attempt (and a Subscription's reply) may outlast AckWait.
+// attempt (and a Subscription's reply) may outlast AckWait. It arms a timer
+// rather than starting a goroutine: most attempts end long before it fires.
 func (d *dispatch) keepClaim() (stop func()) {
 	ackWait := d.e.opts.AckWait
 	budget := d.t.timeout(d.e.opts.AttemptTimeout)
@@ -99,20 +101,37 @@ func (d *dispatch) keepClaim() (stop func()) {
 	if budget < ackWait/2 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(ackWait / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				_ = d.msg.InProgress()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { close(done) }
+	c := &claim{msg: d.msg, every: ackWait / 3}
+	c.mu.Lock()
+	c.timer = time.AfterFunc(c.every, c.renew)
+	c.mu.Unlock()
+	return c.stop
+}
+
+// claim renews a message's claim every so often until stopped.
+type claim struct {
+	msg     jetstream.Msg
+	every   time.Duration
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func (c *claim) renew() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	_ = c.msg.InProgress()
+	c.timer.Reset(c.every)
+}
+
+func (c *claim) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	c.timer.Stop()
 }
 
 func (d *dispatch) send(ctx context.Context, ev *event.Event, url string) delivery.Result {

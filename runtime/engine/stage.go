@@ -15,8 +15,8 @@ import (
 // are cheap; a shorter wait only costs idle requests.
 const fetchWait = 10 * time.Second
 
-// stage pulls the messages of one consumer and processes each in its own
-// goroutine, with at most capacity in progress. It pulls exactly as many
+// stage pulls the messages of one consumer and has a pool of workers
+// process them, with at most capacity in progress. It pulls exactly as many
 // messages as it has free slots, so no message waits in a client buffer
 // while its AckWait runs out.
 type stage struct {
@@ -42,6 +42,12 @@ type stage struct {
 	pulls      atomic.Int32
 	pullDone   chan struct{}
 	pauseUntil atomic.Int64
+
+	// queue hands pulled messages to the workers; idle counts the workers
+	// waiting on it and spawned those started.
+	queue   chan jetstream.Msg
+	idle    atomic.Int32
+	spawned atomic.Int32
 }
 
 func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
@@ -53,6 +59,7 @@ func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.
 		slots:    make(chan struct{}, capacity),
 		done:     make(chan struct{}),
 		pullDone: make(chan struct{}, 1),
+		queue:    make(chan jetstream.Msg, capacity),
 	}
 }
 
@@ -81,7 +88,11 @@ func (s *stage) start(work context.Context) {
 func (s *stage) loop(ctx, work context.Context) {
 	defer close(s.done)
 	var pulls sync.WaitGroup
-	defer pulls.Wait()
+	defer func() {
+		pulls.Wait()
+		// No message comes any more: idle workers may end.
+		close(s.queue)
+	}()
 	minPull := max(1, cap(s.slots)/4)
 	for {
 		if d := time.Until(time.Unix(0, s.pauseUntil.Load())); d > 0 {
@@ -162,17 +173,39 @@ func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n
 			continue
 		}
 		s.workers.Add(1)
-		go func() {
-			defer s.workers.Done()
-			defer s.release(1)
-			s.process(work, msg)
-			s.processed.Add(1)
-		}()
+		s.queue <- msg
+		// Read the queue before the idle workers: a worker counted idle
+		// takes a message, so only a queue longer than that needs one more.
+		if queued := len(s.queue); queued > int(s.idle.Load()) && s.spawned.Load() < int32(cap(s.slots)) {
+			if s.spawned.Add(1) <= int32(cap(s.slots)) {
+				go s.worker(work)
+			} else {
+				s.spawned.Add(-1)
+			}
+		}
 	}
 	s.release(n - received)
 	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		s.log.Warn("pulling messages failed", "error", err)
 		s.pauseUntil.Store(time.Now().Add(time.Second).UnixNano())
+	}
+}
+
+// worker processes messages from the queue until it is closed. Workers are
+// started as the queue needs them, up to the stage's capacity, and kept: a
+// goroutine per message would grow its stack again for every message.
+func (s *stage) worker(work context.Context) {
+	for {
+		s.idle.Add(1)
+		msg, ok := <-s.queue
+		s.idle.Add(-1)
+		if !ok {
+			return
+		}
+		s.process(work, msg)
+		s.processed.Add(1)
+		s.release(1)
+		s.workers.Done()
 	}
 }
 
