@@ -80,6 +80,12 @@ func (c *Cluster) apply(o *server.Options) error {
 	}
 	// JetStream's replication runs over the system account.
 	o.NoSystemAccount = false
+	if o.DontListen {
+		// The server starts its routes only once it listens for clients:
+		// listen on loopback, where nothing outside the pod reaches it.
+		o.DontListen = false
+		o.Host, o.Port = "127.0.0.1", server.RANDOM_PORT
+	}
 	return nil
 }
 

@@ -138,3 +138,61 @@ func TestNodeAndRuntimeLoss(t *testing.T) {
 		t.Errorf("nothing was pending when runtime A was killed: the test proves nothing")
 	}
 }
+
+// TestEmbeddedClusterLosesANode runs three runtimes whose embedded NATS
+// servers form one JetStream cluster, as the StatefulSet knc build renders
+// for runtime.replicas: 3 does, with R3 streams. Under load, one runtime
+// and its server are killed with SIGKILL and later restarted on the same
+// data directory, rejoining the cluster. Every accepted event is
+// delivered.
+func TestEmbeddedClusterLosesANode(t *testing.T) {
+	var lns []net.Listener
+	var addrs, routes []string
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+		routes = append(routes, "nats-route://"+ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	sub := rig.NewSubscriber(t)
+	sub.SetConcurrency(3)
+	sub.SetDelay(10 * time.Millisecond)
+	table := rig.Table(rig.Broker("b", rig.Trigger("t", sub.URL(), rig.Retrying(20, 100*time.Millisecond, 2*time.Second, ""))))
+	var nodes []*rig.Knc
+	for i := range 3 {
+		nodes = append(nodes, rig.NewKnc(t, kncBinary, table,
+			"--cluster-name", "knc", "--cluster-addr", addrs[i], "--cluster-routes", strings.Join(routes, ","),
+			"--server-name", fmt.Sprint("knc-runtime-", i), "--stream-replicas", "3"))
+	}
+	rig.StartTogether(nodes...)
+
+	targets := func() []string {
+		var out []string
+		for _, k := range nodes {
+			out = append(out, k.BrokerURL(rig.Namespace, "b"))
+		}
+		return out
+	}
+	l := rig.StartLoad(rig.LoadConfig{Targets: targets, Senders: 8, Rate: 400})
+	l.WaitAccepted(t, 800, 30*time.Second)
+	backlog := l.AcceptedCount() - sub.AckedCount()
+	nodes[0].Kill()
+	t.Logf("node 0 killed after %d accepted events, %d not yet delivered", l.AcceptedCount(), backlog)
+	l.WaitAccepted(t, 1600, 30*time.Second)
+	nodes[0].Start()
+	t.Logf("node 0 back after %d accepted events", l.AcceptedCount())
+	l.WaitAccepted(t, 2400, 30*time.Second)
+	l.Stop()
+
+	f := rig.Settle(45*time.Second, func() rig.Figures { return rig.Reconcile(l, []*rig.Subscriber{sub}, nil) })
+	f.Report(t)
+	if backlog <= 0 {
+		t.Errorf("nothing was pending when node 0 was killed: the test proves nothing")
+	}
+}

@@ -6,5 +6,7 @@
 // counted.
 //
 // The NATS nodes run in the test process (runtime/natsserver with cluster
-// routes); the runtimes are real knc processes.
+// routes); the runtimes are real knc processes. A second test runs the
+// form knc build renders for runtime.replicas: 3: three runtimes whose
+// embedded servers are the cluster, one of which is killed and restarted.
 package cluster3

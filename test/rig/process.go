@@ -54,17 +54,35 @@ type Knc struct {
 // plus args.
 func StartKnc(t testing.TB, bin string, table *routing.Table, args ...string) *Knc {
 	t.Helper()
+	k := NewKnc(t, bin, table, args...)
+	k.Start()
+	return k
+}
+
+// NewKnc prepares a `knc run` of table plus args, not started.
+func NewKnc(t testing.TB, bin string, table *routing.Table, args ...string) *Knc {
+	t.Helper()
 	dir := t.TempDir()
 	k := &Knc{t: t, bin: bin, Table: filepath.Join(dir, "table.json"), DataDir: filepath.Join(dir, "data"), args: args}
 	WriteTable(t, k.Table, table)
-	k.Start()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("knc log (last process):\n%s", k.Log())
+			t.Logf("knc log (last process of %s):\n%s", k.Table, k.Log())
 		}
 		k.Stop()
 	})
 	return k
+}
+
+// StartTogether starts every process, then waits for each to be ready:
+// the nodes of a JetStream cluster become ready only once a quorum runs.
+func StartTogether(ks ...*Knc) {
+	for _, k := range ks {
+		k.launch()
+	}
+	for _, k := range ks {
+		k.awaitReady()
+	}
 }
 
 // WriteTable encodes table to path.
@@ -88,6 +106,12 @@ var readyLine = regexp.MustCompile(`^knc: serving .* on (https?://\S+)$`)
 
 // Start starts the process and waits until it is ready.
 func (k *Knc) Start() {
+	k.t.Helper()
+	k.launch()
+	k.awaitReady()
+}
+
+func (k *Knc) launch() {
 	t := k.t
 	t.Helper()
 	args := append([]string{"run", "--table", k.Table, "--http-addr", "127.0.0.1:0", "--data-dir", k.DataDir,
@@ -118,6 +142,15 @@ func (k *Knc) Start() {
 	k.mu.Lock()
 	k.cmd, k.log, k.done = cmd, log, done
 	k.Starts++
+	k.url = ""
+	k.mu.Unlock()
+}
+
+func (k *Knc) awaitReady() {
+	t := k.t
+	t.Helper()
+	k.mu.Lock()
+	log, done := k.log, k.done
 	k.mu.Unlock()
 	select {
 	case url := <-log.ready:
