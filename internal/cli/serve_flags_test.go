@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// syncBuffer is a bytes.Buffer that a running command and the test may
+// use at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// writeSelfSigned writes a certificate for 127.0.0.1 and its key into dir.
+func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "knc"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestRunServesTLSWithBearerTokens runs knc run with --tls-cert, --tls-key
+// and --bearer-tokens, as a Deployment with a TLS Secret and a token
+// Secret mounted would, and posts events over HTTPS with and without the
+// token.
+func TestRunServesTLSWithBearerTokens(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := writeSelfSigned(t, dir)
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.Mkdir(tokens, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A mounted Secret also holds ..data and a timestamped directory.
+	if err := os.Mkdir(filepath.Join(tokens, "..2026_01_01"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tokens, "broker.shop.orders"), []byte("first-token\nsecond-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
+		{Object: routing.Object{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
+		{Object: routing.Object{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
+	}}
+	b, err := routing.Encode(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tableFile := filepath.Join(dir, "table.json")
+	if err := os.WriteFile(tableFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--table", tableFile, "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+			"--tls-cert", certFile, "--tls-key", keyFile, "--bearer-tokens", tokens, "--max-concurrent-requests", "64"}, nil, &bytes.Buffer{}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitOK {
+				t.Errorf("knc run exited with %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("knc run still running 30s after its context ended")
+		}
+	}()
+	ready := regexp.MustCompile(`knc: serving .* on (https://\S+)`)
+	var base string
+	deadline := time.Now().Add(30 * time.Second)
+	for base == "" {
+		if m := ready.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("knc run not serving HTTPS after 30s:\n%s", stderr.String())
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	post := func(broker, token string) int {
+		req, err := http.NewRequest(http.MethodPost, base+routing.BrokerPath("shop", broker), strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Ce-Specversion", "1.0")
+		req.Header.Set("Ce-Id", "1")
+		req.Header.Set("Ce-Source", "/test")
+		req.Header.Set("Ce-Type", "t")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	got := map[string]int{
+		"orders without a token":  post("orders", ""),
+		"orders with a wrong one": post("orders", "nope"),
+		"orders with the first":   post("orders", "first-token"),
+		"orders with the second":  post("orders", "second-token"),
+		"public without a token":  post("public", ""),
+	}
+	want := map[string]int{
+		"orders without a token":  http.StatusUnauthorized,
+		"orders with a wrong one": http.StatusUnauthorized,
+		"orders with the first":   http.StatusAccepted,
+		"orders with the second":  http.StatusAccepted,
+		"public without a token":  http.StatusAccepted,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadBearerTokens(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"broker.shop.orders":      "a\n\n b \n",
+		"channel.shop.audit.v2":   "c",
+		".hidden":                 "ignored",
+		"..data/broker.x.y":       "ignored",
+		"..2026_01_01/broker.x.y": "ignored",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := readBearerTokens(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engine.BearerTokens{
+		"/brokers/shop/orders":    {"a", "b"},
+		"/channels/shop/audit.v2": {"c"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tokens (-want +got):\n%s", diff)
+	}
+}
