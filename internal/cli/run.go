@@ -139,6 +139,9 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
 		return err
 	}
+	if opts.Durability == "" && !opts.SyncAlways {
+		opts.Durability = configDurability(cfg)
+	}
 	eng, err := engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}

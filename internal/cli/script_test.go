@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -60,10 +61,28 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
 		if err == nil {
 			conn.Close()
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("nothing listens at %s: %v", u.Host, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A runtime listens before its routes are set up; /readyz says when
+	// they are.
+	if u.Path != "/readyz" {
+		return
+	}
+	for {
+		resp, err := http.Get(u.String())
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s is not ready: %v", u, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

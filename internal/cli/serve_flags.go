@@ -42,6 +42,8 @@ type serveFlags struct {
 	natsCA         string
 	streamReplicas int
 	fsync          bool
+	durability     string
+	ingressShards  int
 	clusterName    string
 	clusterAddr    string
 	clusterRoutes  []string
@@ -64,7 +66,9 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.natsSecretDir, "nats-secret-dir", "", "`DIR` of a mounted Secret whose keys nats.creds, user, password, token and ca.crt, those present, authenticate to --nats-url")
 	fl.StringVar(&f.natsCA, "nats-ca", "", "PEM `FILE` of the CA that signed the NATS servers' certificates")
 	fl.IntVar(&f.streamReplicas, "stream-replicas", 1, "copies of each stream a JetStream cluster keeps (3 survives the loss of a node)")
-	fl.BoolVar(&f.fsync, "fsync", false, "fsync every event to disk before answering 202 (embedded server)")
+	fl.BoolVar(&f.fsync, "fsync", false, "fsync every event to disk before answering 202 (embedded server); the same as --durability fsync")
+	fl.StringVar(&f.durability, "durability", "", "when an event is stored: file (written to the store's files, flushed to disk within two minutes) or fsync (fsynced before 202); default file, or runtime.durability of knc.yaml")
+	fl.IntVar(&f.ingressShards, "ingress-shards", 0, "ingress streams per Broker and Channel, stored and routed in parallel, with no ordering across them (default 1)")
 	fl.StringVar(&f.clusterName, "cluster-name", "", "make the embedded server a node of the JetStream cluster `NAME` (with --cluster-addr and --cluster-routes)")
 	fl.StringVar(&f.clusterAddr, "cluster-addr", "", "`HOST:PORT` the other nodes of the cluster connect to")
 	fl.StringSliceVar(&f.clusterRoutes, "cluster-routes", nil, "`URL`s of the cluster's nodes, nats-route://HOST:PORT (repeat or separate with commas)")
@@ -128,7 +132,31 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 	}
 	o.StreamReplicas = f.streamReplicas
 	o.SyncAlways = f.fsync
+	switch engine.Durability(f.durability) {
+	case "":
+	case engine.DurabilityFile:
+		if f.fsync {
+			return usageError("--fsync and --durability file contradict each other")
+		}
+		o.Durability = engine.DurabilityFile
+	case engine.DurabilityFsync:
+		o.Durability = engine.DurabilityFsync
+	default:
+		return usageError("--durability must be file or fsync, not %q", f.durability)
+	}
+	if f.ingressShards < 0 || f.ingressShards > engine.MaxIngressShards {
+		return usageError("--ingress-shards must be between 1 and %d, not %d", engine.MaxIngressShards, f.ingressShards)
+	}
+	o.IngressShards = f.ingressShards
 	return nil
+}
+
+// configDurability is runtime.durability of knc.yaml, when there is one.
+func configDurability(cfg *project.Config) engine.Durability {
+	if cfg == nil || cfg.Runtime == nil {
+		return ""
+	}
+	return engine.Durability(cfg.Runtime.Durability)
 }
 
 // readBearerTokens reads a directory of token files, as a Secret mounted

@@ -87,6 +87,14 @@ func (b *batcher) add(record []byte) *batch {
 	return bt
 }
 
+// hasRoom tells whether an event added now would be stored at once,
+// without waiting for a batch in flight.
+func (b *batcher) hasRoom() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFlight < batchesInFlight
+}
+
 // takeSendable moves batches to the publisher while fewer than
 // batchesInFlight wait for an acknowledgement: sealed ones first, in order.
 func (b *batcher) takeSendable(send []*batch) []*batch {

@@ -107,7 +107,12 @@ func BenchmarkIngressToSubscriber(b *testing.B) {
 }
 
 func benchEngine(b *testing.B, t *routing.Table) *Engine {
-	e, err := New(Options{Table: t, DataDir: b.TempDir(), HTTPAddr: "127.0.0.1:0"})
+	return benchEngineOpts(b, Options{Table: t})
+}
+
+func benchEngineOpts(b *testing.B, opts Options) *Engine {
+	opts.DataDir, opts.HTTPAddr = b.TempDir(), "127.0.0.1:0"
+	e, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	e.ready.Store(true)
 	e.refreshStatus()
 	close(e.readyCh)
-	e.log.Info("serving", "url", e.baseURL, "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels))
+	e.log.Info("serving", "url", e.baseURL, "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards)
 	return nil
 }
 
@@ -252,12 +252,16 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 		e.batchers = map[string]*batcher{}
 	}
 	for _, src := range p.sources {
-		// A reloaded source keeps its batcher: the batches in flight
+		// A reloaded source keeps its batchers: the batches in flight
 		// bound the next ones.
-		src.batcher = e.batchers[src.names.in]
-		if src.batcher == nil {
-			src.batcher = newBatcher(src.names.in, e.acks, e.opts.PublishTimeout)
-			e.batchers[src.names.in] = src.batcher
+		for i := range e.opts.IngressShards {
+			subject, _ := src.names.ingressShard(i)
+			b := e.batchers[subject]
+			if b == nil {
+				b = newBatcher(subject, e.acks, e.opts.PublishTimeout)
+				e.batchers[subject] = b
+			}
+			src.batchers = append(src.batchers, b)
 		}
 		for _, tg := range src.targets {
 			if !tg.ready {

@@ -153,7 +153,7 @@ func (e *Engine) serveIngress(w http.ResponseWriter, r *http.Request) {
 // JetStream has acknowledged that batch. The batch completes, one way or
 // the other, within PublishTimeout.
 func (e *Engine) store(ctx context.Context, src *source, ev *event.Event) error {
-	bt, err := src.batcher.store(ev, time.Now())
+	bt, err := src.batcher().store(ev, time.Now())
 	if err != nil {
 		return err
 	}

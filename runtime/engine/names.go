@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/knc-dev/knc/runtime/routing"
@@ -66,6 +67,32 @@ func namesFor(kind sourceKind, o routing.Object) sourceNames {
 		inStream:  "knc_" + kind.String() + "_" + tok + "_in",
 		outStream: "knc_" + kind.String() + "_" + tok + "_out",
 	}
+}
+
+// ingressShard returns the subject and stream of shard i of the ingress.
+// Shard 0 is the ingress of an unsharded source, so that a runtime started
+// with more or fewer shards finds the events already stored there.
+func (n sourceNames) ingressShard(i int) (subject, stream string) {
+	if i == 0 {
+		return n.in, n.inStream
+	}
+	return n.in + "." + strconv.Itoa(i), n.inStream + "_" + strconv.Itoa(i)
+}
+
+// shardOf returns the shard number of an ingress stream of n, or -1.
+func (n sourceNames) shardOf(stream string) int {
+	if stream == n.inStream {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(stream, n.inStream+"_")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 1 || strconv.Itoa(i) != rest {
+		return -1
+	}
+	return i
 }
 
 // subject is the delivery subject of a target in a stage.

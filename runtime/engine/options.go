@@ -28,6 +28,18 @@ const (
 	DefaultShutdownTimeout     = 10 * time.Second
 )
 
+// Durability says when an event is stored durably enough to be answered.
+type Durability string
+
+// Durability modes; see Options.Durability.
+const (
+	DurabilityFile  Durability = "file"
+	DurabilityFsync Durability = "fsync"
+)
+
+// MaxIngressShards bounds Options.IngressShards.
+const MaxIngressShards = 64
+
 // Options configure an Engine. Only Table and DataDir are required.
 type Options struct {
 	// Table is the routing table to serve.
@@ -79,8 +91,23 @@ type Options struct {
 	// stream; 3 survives the loss of one. 0 means 1.
 	StreamReplicas int
 	// SyncAlways makes the embedded server fsync every write before an
-	// event is acknowledged.
+	// event is acknowledged. Durability DurabilityFsync sets it.
 	SyncAlways bool
+	// Durability is DurabilityFile (the default): an event is answered 202
+	// once written to JetStream's files, which the kernel writes to disk
+	// within JetStream's sync interval (two minutes), so it survives the
+	// runtime's crash but not the machine's; or DurabilityFsync: once
+	// fsynced, so it survives both.
+	Durability Durability
+	// IngressShards is the number of ingress streams of each Broker and
+	// Channel, 1 when 0. Events go to one shard until it has as many
+	// batches in flight as it takes, then to the next, whose stores (and
+	// fsyncs) run in parallel. Group commit already stores a burst of
+	// events with one write, and one fsync, so that more shards help only
+	// where one stream's fsyncs are slow enough to bound latency, at the
+	// cost of more, smaller writes. Events of different shards are routed
+	// in no particular order.
+	IngressShards int
 	// Limits bound what clients can take of the HTTP listener.
 	Limits IngressLimits
 	// TLS, when set, serves the HTTP listener over TLS only.
@@ -114,6 +141,29 @@ func (o *Options) setDefaults() error {
 	}
 	if o.TLS != nil && (o.TLS.CertFile == "" || o.TLS.KeyFile == "") {
 		return errors.New("engine: TLS needs both a certificate and a key file")
+	}
+	switch o.Durability {
+	case "":
+		o.Durability = DurabilityFile
+		if o.SyncAlways {
+			o.Durability = DurabilityFsync
+		}
+	case DurabilityFile:
+		if o.SyncAlways {
+			return errors.New("engine: SyncAlways contradicts durability file")
+		}
+	case DurabilityFsync:
+	default:
+		return fmt.Errorf("engine: durability must be %q or %q, not %q", DurabilityFile, DurabilityFsync, o.Durability)
+	}
+	if o.Durability == DurabilityFsync {
+		o.SyncAlways = true
+	}
+	if o.IngressShards < 0 || o.IngressShards > MaxIngressShards {
+		return fmt.Errorf("engine: ingress shards must be between 1 and %d, not %d", MaxIngressShards, o.IngressShards)
+	}
+	if o.IngressShards == 0 {
+		o.IngressShards = 1
 	}
 	o.Limits.setDefaults()
 	if o.HTTPAddr == "" {

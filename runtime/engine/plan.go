@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/knc-dev/knc/runtime/resolve"
@@ -57,8 +58,32 @@ type source struct {
 	targets []*target
 	byToken map[string]*target
 	metrics *sourceMetrics
-	// batcher stores the events its ingress accepts.
-	batcher *batcher
+	// batchers store the events its ingress accepts, one per shard.
+	batchers []*batcher
+	// shard is the shard events go to while it has room.
+	shard atomic.Uint32
+}
+
+// batcher returns the batcher an event goes to: the current shard's while
+// it can take more batches in flight, else the next one that can. Filling
+// one shard first keeps batches large, so that each fsync stores many
+// events; the next shards take the overflow when stores are slower than
+// events arrive, and their fsyncs run in parallel.
+func (s *source) batcher() *batcher {
+	n := uint32(len(s.batchers))
+	if n == 1 {
+		return s.batchers[0]
+	}
+	cur := s.shard.Load()
+	for i := range n {
+		if b := s.batchers[(cur+i)%n]; b.hasRoom() {
+			if i > 0 {
+				s.shard.CompareAndSwap(cur, (cur+i)%n)
+			}
+			return b
+		}
+	}
+	return s.batchers[cur%n]
 }
 
 // target is a Trigger or a Subscription.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/knc-dev/knc/internal/loadgen"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -54,6 +56,7 @@ func BenchmarkRuntime(b *testing.B) {
 	b.Run("delivery", benchRuntimeDelivery)
 	b.Run("latency1", benchRuntimeLatency1)
 	b.Run("latency64", benchRuntimeLatency64)
+	b.Run("fsync", benchRuntimeFsync)
 }
 
 // medians collects one value per round of each metric and reports their
@@ -467,4 +470,68 @@ func benchRuntimeLatency64(b *testing.B) {
 	}
 	m.add("max-events/s", maxRate)
 	m.report(b)
+}
+
+// fsyncShards is the sharded configuration the fsync scenario measures.
+const fsyncShards = 8
+
+// benchRuntimeFsync: the durable ingress with fsync durability, with one
+// ingress stream and with fsyncShards, next to the rate at which one stream
+// of the same server stores one message per event (each fsynced, as a
+// runtime without group commit would store them).
+func benchRuntimeFsync(b *testing.B) {
+	one := benchEngineOpts(b, Options{Table: brokerTable(), Durability: DurabilityFsync, IngressShards: 1})
+	sharded := benchEngineOpts(b, Options{Table: brokerTable(), Durability: DurabilityFsync, IngressShards: fsyncShards})
+	ref := fsyncReference(b, one)
+	m := medians{}
+	for range *benchRounds {
+		r := ref(*benchWindow)
+		k1 := load(b, loadgen.Config{URL: one.URL() + "/brokers/ns/b"})
+		k := load(b, loadgen.Config{URL: sharded.URL() + "/brokers/ns/b"})
+		m.add("events/s", k.PerSecond())
+		m.add("cpu-µs/event", µs(k.CPUPerRequest()))
+		postLatency(m, "", k)
+		m.add("shard1-events/s", k1.PerSecond())
+		m.add("shard1-cpu-µs/event", µs(k1.CPUPerRequest()))
+		postLatency(m, "shard1-", k1)
+		m.add("single-stream-msgs/s", r)
+		m.add("ratio", k.PerSecond()/r)
+		m.add("shard1-ratio", k1.PerSecond()/r)
+	}
+	m.report(b)
+}
+
+// fsyncReference returns a function that measures, for a window, how many
+// messages per second one stream of e's server stores when each event is a
+// message of its own, with as many publishers as the load generator has
+// connections.
+func fsyncReference(b *testing.B, e *Engine) func(time.Duration) float64 {
+	ctx := context.Background()
+	if _, err := e.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: "bench_fsync_reference", Subjects: []string{"bench.fsync.reference"},
+		Storage: jetstream.FileStorage, Retention: jetstream.LimitsPolicy, MaxMsgs: 100000,
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return func(d time.Duration) float64 {
+		var stored atomic.Int64
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range *benchConns {
+			wg.Go(func() {
+				for !stop.Load() {
+					if _, err := e.js.Publish(ctx, "bench.fsync.reference", loadgen.DefaultBody); err != nil {
+						b.Error(err)
+						return
+					}
+					stored.Add(1)
+				}
+			})
+		}
+		time.Sleep(d)
+		stop.Store(true)
+		wg.Wait()
+		return float64(stored.Load()) / time.Since(start).Seconds()
+	}
 }

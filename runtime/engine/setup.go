@@ -23,12 +23,13 @@ const (
 const duplicateWindow = 30 * time.Second
 
 // pipeline is the running data plane of one Broker or Channel: the route
-// stage reads its ingress stream, the dispatch stage the active subjects of
+// stages read its ingress streams, the dispatch stage the active subjects of
 // its delivery stream, and the unpark stage the held events of targets that
 // have become ready.
 type pipeline struct {
-	id       string
-	route    *stage
+	id string
+	// routes read the ingress streams, one per shard.
+	routes   []*stage
 	dispatch *stage
 	unpark   *stage
 	// holdFilter is the unpark consumer's current filter.
@@ -36,8 +37,8 @@ type pipeline struct {
 }
 
 func (p *pipeline) stages() []*stage {
-	var out []*stage
-	for _, s := range []*stage{p.route, p.dispatch, p.unpark} {
+	out := slices.Clone(p.routes)
+	for _, s := range []*stage{p.dispatch, p.unpark} {
 		if s != nil {
 			out = append(out, s)
 		}
@@ -56,15 +57,20 @@ func ingressShare(maxStoreBytes int64, sources int) int64 {
 	return max(maxStoreBytes/int64(2*sources), 1)
 }
 
-// ensureStreams creates or updates the streams of src. The delivery stream
-// is a work queue: a message is removed once consumed and acknowledged, so
-// its size is the backlog. The ingress stream keeps acknowledged messages
-// until its trimmer removes them in bulk (see trimmer), shortly after. An
-// ingress stream created as a work queue by an earlier version stays one:
-// JetStream cannot change that retention, and trimming it is harmless.
-// Discarding new messages when full (rather than old ones) makes a full
-// store refuse what it cannot keep instead of losing what it kept.
-func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
+// ensureStreams creates or updates the streams of src and returns the
+// shard numbers of its ingress streams: the IngressShards it stores events
+// in, and any other that a runtime started with more shards left, which is
+// still routed so that no event stays behind.
+//
+// The delivery stream is a work queue: a message is removed once consumed
+// and acknowledged, so its size is the backlog. An ingress stream keeps
+// acknowledged messages until its trimmer removes them in bulk (see
+// trimmer), shortly after. An ingress stream created as a work queue by an
+// earlier version stays one: JetStream cannot change that retention, and
+// trimming it is harmless. Discarding new messages when full (rather than
+// old ones) makes a full store refuse what it cannot keep instead of losing
+// what it kept.
+func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) {
 	common := jetstream.StreamConfig{
 		Retention:  jetstream.WorkQueuePolicy,
 		Storage:    jetstream.FileStorage,
@@ -75,25 +81,51 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) error {
 		MaxBytes:   -1,
 		MaxAge:     0,
 	}
-	in := common
-	in.Retention = jetstream.LimitsPolicy
-	if prev, err := e.js.Stream(ctx, src.names.inStream); err == nil && prev.CachedInfo().Config.Retention == jetstream.WorkQueuePolicy {
-		in.Retention = jetstream.WorkQueuePolicy
+	shards := e.opts.IngressShards
+	var configs []jetstream.StreamConfig
+	for i := range shards {
+		subject, name := src.names.ingressShard(i)
+		in := common
+		in.Retention = jetstream.LimitsPolicy
+		if prev, err := e.js.Stream(ctx, name); err == nil && prev.CachedInfo().Config.Retention == jetstream.WorkQueuePolicy {
+			in.Retention = jetstream.WorkQueuePolicy
+		}
+		in.MaxBytes = e.ingressMaxBytes
+		if in.MaxBytes > 0 {
+			in.MaxBytes = max(in.MaxBytes/int64(shards), 1)
+		}
+		in.Name = name
+		in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
+		if i > 0 {
+			in.Description += fmt.Sprintf(", shard %d of %d", i, shards)
+		}
+		in.Subjects = []string{subject}
+		configs = append(configs, in)
 	}
-	in.MaxBytes = e.ingressMaxBytes
-	in.Name = src.names.inStream
-	in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
-	in.Subjects = []string{src.names.in}
 	out := common
 	out.Name = src.names.outStream
 	out.Description = fmt.Sprintf("deliveries of %s %s", src.kind, src.obj.Key())
 	out.Subjects = src.names.outSubjects()
-	for _, cfg := range []jetstream.StreamConfig{in, out} {
+	configs = append(configs, out)
+	for _, cfg := range configs {
 		if _, err := e.js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("setting up stream %s: %w", cfg.Name, err)
+			return nil, fmt.Errorf("setting up stream %s: %w", cfg.Name, err)
 		}
 	}
-	return nil
+	all := make([]int, shards)
+	for i := range all {
+		all[i] = i
+	}
+	names := e.js.StreamNames(ctx, jetstream.WithStreamListSubject(src.names.in+".*"))
+	for name := range names.Name() {
+		if i := src.names.shardOf(name); i >= shards {
+			all = append(all, i)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("listing the ingress streams of %s %s: %w", src.kind, src.obj.Key(), err)
+	}
+	return all, nil
 }
 
 func (e *Engine) consumerConfig(name string, filters []string, maxAckPending int) jetstream.ConsumerConfig {
@@ -113,30 +145,32 @@ func (e *Engine) consumerConfig(name string, filters []string, maxAckPending int
 // newPipeline sets up the streams and the route and dispatch consumers of
 // src and returns its stages, not yet started.
 func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error) {
-	if err := e.ensureStreams(ctx, src); err != nil {
+	shards, err := e.ensureStreams(ctx, src)
+	if err != nil {
 		return nil, err
 	}
 	id := src.names.id
 	log := e.log.With(src.kind.String(), src.obj.Key())
-	route, err := e.js.CreateOrUpdateConsumer(ctx, src.names.inStream,
-		e.consumerConfig(consumerRoute, []string{src.names.in}, 4*e.opts.RouteConcurrency))
-	if err != nil {
-		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, src.names.inStream, err)
+	p := &pipeline{id: id}
+	for _, i := range shards {
+		subject, stream := src.names.ingressShard(i)
+		route, err := e.js.CreateOrUpdateConsumer(ctx, stream,
+			e.consumerConfig(consumerRoute, []string{subject}, 4*e.opts.RouteConcurrency))
+		if err != nil {
+			return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, stream, err)
+		}
+		p.routes = append(p.routes, newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+			e.routeMsg(ctx, id, m)
+		}).trimming(&trimmer{stream: stream, consumer: route, js: e.js, log: log}))
 	}
 	dispatch, err := e.js.CreateOrUpdateConsumer(ctx, src.names.outStream,
 		e.consumerConfig(consumerDispatch, []string{src.names.prefix + stageSend + ".*", src.names.prefix + stageDead + ".*"}, e.opts.MaxAckPending))
 	if err != nil {
 		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerDispatch, src.names.outStream, err)
 	}
-	p := &pipeline{
-		id: id,
-		route: newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-			e.routeMsg(ctx, id, m)
-		}).trimming(&trimmer{stream: src.names.inStream, consumer: route, js: e.js, log: log}),
-		dispatch: newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-			e.dispatchMsg(ctx, id, m)
-		}),
-	}
+	p.dispatch = newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+		e.dispatchMsg(ctx, id, m)
+	})
 	if err := e.updateUnpark(ctx, p, src); err != nil {
 		return nil, err
 	}

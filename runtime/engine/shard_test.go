@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// TestShardedIngress sends events at once to a Broker with four ingress
+// shards: more than one shard stores events, and each event is delivered
+// once.
+func TestShardedIngress(t *testing.T) {
+	rec := newRecorder(t)
+	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), IngressShards: 4})
+	const events = 200
+	var wg sync.WaitGroup
+	for i := range events {
+		wg.Go(func() {
+			if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
+				t.Errorf("POST = %d", code)
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 20*time.Second, "every event delivered", func() bool { return rec.count() >= events })
+	checkDelivered(t, rec, events)
+	names := namesFor(kindBroker, routing.Object{Namespace: "ns", Name: "b"})
+	used := 0
+	for i := range 4 {
+		_, stream := names.ingressShard(i)
+		s, err := e.js.Stream(context.Background(), stream)
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		if s.CachedInfo().State.LastSeq > 0 {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("%d events sent at once went to %d shard", events, used)
+	}
+}
+
+// TestShardChoice checks that events fill the current shard while it has
+// room and then move on to the next shard that has some.
+func TestShardChoice(t *testing.T) {
+	src := &source{}
+	for range 3 {
+		src.batchers = append(src.batchers, &batcher{})
+	}
+	full := func(i int) { src.batchers[i].inFlight = batchesInFlight }
+	index := func(b *batcher) int { return slices.Index(src.batchers, b) }
+	var got []int
+	got = append(got, index(src.batcher()))
+	full(0)
+	got = append(got, index(src.batcher()), index(src.batcher()))
+	full(1)
+	got = append(got, index(src.batcher()))
+	full(2)
+	// Every shard is busy: the event waits in the current one.
+	got = append(got, index(src.batcher()))
+	src.batchers[0].inFlight = 0
+	got = append(got, index(src.batcher()))
+	if diff := cmp.Diff([]int{0, 1, 1, 2, 2, 0}, got); diff != "" {
+		t.Errorf("shards chosen (-want +got):\n%s", diff)
+	}
+}
+
+// TestFewerShardsRouteWhatMoreLeft stores events in four shards without
+// routing them, then restarts with one: the events of the other three are
+// routed all the same.
+func TestFewerShardsRouteWhatMoreLeft(t *testing.T) {
+	dir := t.TempDir()
+	rec := newRecorder(t)
+	table := brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"}))
+	first := startEngine(t, Options{Table: table, DataDir: dir, IngressShards: 4})
+	first.mu.Lock()
+	for _, pl := range first.pipelines {
+		for _, s := range pl.routes {
+			s.stop()
+		}
+	}
+	first.mu.Unlock()
+	const events = 20
+	for i := range events {
+		if code := post(t, first.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
+			t.Fatalf("POST = %d", code)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.count(); n != 0 {
+		t.Fatalf("%d events delivered before the restart, want none", n)
+	}
+	startEngine(t, Options{Table: table, DataDir: dir, IngressShards: 1})
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return rec.count() >= events })
+	checkDelivered(t, rec, events)
+}
+
+// TestFsyncDurability checks the options fsync durability sets, and that
+// events go through.
+func TestFsyncDurability(t *testing.T) {
+	rec := newRecorder(t)
+	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), Durability: DurabilityFsync, IngressShards: 3})
+	got := []any{e.opts.SyncAlways, e.opts.IngressShards}
+	if diff := cmp.Diff([]any{true, 3}, got); diff != "" {
+		t.Errorf("(SyncAlways, IngressShards) (-want +got):\n%s", diff)
+	}
+	for i := range 10 {
+		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
+			t.Fatalf("POST = %d", code)
+		}
+	}
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return rec.count() >= 10 })
+	checkDelivered(t, rec, 10)
+}
+
+func TestDurabilityOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    Options
+		want    []any // Durability, SyncAlways, IngressShards
+		wantErr bool
+	}{
+		{name: "default", want: []any{DurabilityFile, false, 1}},
+		{name: "fsync", opts: Options{Durability: DurabilityFsync}, want: []any{DurabilityFsync, true, 1}},
+		{name: "sync always is fsync", opts: Options{SyncAlways: true}, want: []any{DurabilityFsync, true, 1}},
+		{name: "shards", opts: Options{Durability: DurabilityFsync, IngressShards: 3}, want: []any{DurabilityFsync, true, 3}},
+		{name: "file shards", opts: Options{IngressShards: 2}, want: []any{DurabilityFile, false, 2}},
+		{name: "unknown", opts: Options{Durability: "disk"}, wantErr: true},
+		{name: "contradiction", opts: Options{Durability: DurabilityFile, SyncAlways: true}, wantErr: true},
+		{name: "too many shards", opts: Options{IngressShards: MaxIngressShards + 1}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.opts
+			o.Table, o.DataDir = brokerTable(), t.TempDir()
+			err := o.setDefaults()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("setDefaults: %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(tt.want, []any{o.Durability, o.SyncAlways, o.IngressShards}); diff != "" {
+				t.Errorf("(Durability, SyncAlways, IngressShards) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// checkDelivered checks that rec got the events "0" to "n-1", each once.
+func checkDelivered(t *testing.T, rec *recorder, n int) {
+	t.Helper()
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprint(i))
+	}
+	got := rec.ids()
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("delivered ids (-want +got):\n%s", diff)
+	}
+}
