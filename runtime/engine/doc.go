@@ -61,6 +61,23 @@
 // stay in JetStream and are delivered after a restart with the same data
 // directory.
 //
+// Accounting (accounting.go): every delivery, one event matched to one
+// Trigger or Subscription, is counted when the route stage stores it and
+// again when it ends delivered, dead-lettered or dropped (by reason), so
+// that per target accepted = delivered + dead-lettered + dropped once
+// nothing is pending.
+//
+// Ingress limits (limits.go) bound header size, read, write and idle times
+// and the requests in progress (429 beyond); TLS and bearer tokens per
+// ingress are in security.go.
+//
+// Scale-out (connect.go): with Options.NATS the engine uses an external
+// NATS cluster instead of the embedded server, and with Options.Cluster
+// the embedded server is one node of a JetStream cluster; streams then
+// have Options.StreamReplicas copies. Several engines serving one table
+// share its streams and durable consumers: every setup step is idempotent
+// and retried while the cluster has no leader.
+//
 // This package must not import cuelang.org/go, sigs.k8s.io/kustomize or any
 // package under github.com/knc-dev/knc/compiler: it starts from a
 // routing.Table, never from manifests.
