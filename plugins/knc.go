@@ -177,12 +177,10 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 			return nil, err
 		}
 	}
-	if len(tableJSON) > MaxTableBytes {
-		var d diag.List
-		d.Add(diag.Pos{}, "", "namespace %s: its routing table takes %d bytes, more than the %d a ConfigMap holds; spread its Brokers and Channels over more namespaces", ns, len(tableJSON), MaxTableBytes)
-		return nil, d
+	routeMaps, routesNames, err := routeConfigMaps(ns, req.Table, tableJSON)
+	if err != nil {
+		return nil, err
 	}
-	routesName := RoutesConfigPrefix + contentHash(tableJSON)
 	jetstream := map[string]string{
 		// Flags of knc runtime, read through $(VAR) in the container's args.
 		"KNC_MAX_BODY_BYTES":  strconv.FormatInt(set.maxEventBytes, 10),
@@ -207,7 +205,11 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 			Data:       jetstream,
 		},
 	)
-	objs = append(objs, p.workload(ns, set, routesName, jetstreamName, req.Config.ClusterDomain)...)
+	workload := p.workload(ns, set, routesNames[0], jetstreamName, req.Config.ClusterDomain)
+	if len(routesNames) > 1 {
+		mountParts(workload, routesNames)
+	}
+	objs = append(objs, workload...)
 	objs = append(objs,
 		&corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -225,13 +227,8 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 	// The routing table is built as a map directly: encoding a table of
 	// thousands of routes to JSON and back, to make it generic, would cost
 	// more than building it.
-	out := make([]Object, 0, len(objs)+1)
-	out = append(out, Object{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata":   map[string]any{"name": routesName, "namespace": ns, "labels": stringMap(runtimeLabels)},
-		"data":       map[string]any{"table.json": string(tableJSON)},
-	})
+	out := make([]Object, 0, len(objs)+len(routeMaps))
+	out = append(out, routeMaps...)
 	for _, o := range objs {
 		obj, err := toObject(o)
 		if err != nil {
@@ -447,10 +444,87 @@ func merge(a, b map[string]string) map[string]string {
 	return out
 }
 
-// MaxTableBytes bounds a namespace's encoded routing table: the API server
-// refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the object
-// needs a little room.
+// MaxTableBytes bounds the encoded routing table of one ConfigMap: the API
+// server refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the
+// object needs a little room. A namespace's table that takes more is split
+// across several ConfigMaps.
 const MaxTableBytes = 1<<20 - 4<<10
+
+// TableDir is where the parts of a split routing table are mounted, all in
+// one directory; the runtime reads and merges them (routing.Read).
+const TableDir = "/etc/knc/routing"
+
+// routeConfigMaps returns the ConfigMaps that hold the routing table of ns
+// and their names: one holding table.json when it fits, else one per part
+// of the split table (routing.Split), named after the whole table's hash
+// and holding routing-table-N.json. A changed table gets new names, so that
+// the runtime restarts on a consistent set.
+func routeConfigMaps(ns string, t *routing.Table, tableJSON []byte) ([]Object, []string, error) {
+	configMap := func(name, key string, data []byte) Object {
+		return Object{
+			"apiVersion": "v1",
+			"kind":       "ConfigMap",
+			"metadata":   map[string]any{"name": name, "namespace": ns, "labels": stringMap(runtimeLabels)},
+			"data":       map[string]any{key: string(data)},
+		}
+	}
+	hash := contentHash(tableJSON)
+	if len(tableJSON) <= MaxTableBytes {
+		name := RoutesConfigPrefix + hash
+		return []Object{configMap(name, "table.json", tableJSON)}, []string{name}, nil
+	}
+	parts, err := routing.Split(t, MaxTableBytes)
+	if err != nil {
+		var d diag.List
+		d.Add(diag.Pos{}, "", "namespace %s: %v", ns, err)
+		return nil, nil, d
+	}
+	var maps []Object
+	var names []string
+	for i, part := range parts {
+		data, err := routing.Encode(part)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := fmt.Sprintf("%s%s-%d", RoutesConfigPrefix, hash, i)
+		maps = append(maps, configMap(name, routing.ShardFile(i), data))
+		names = append(names, name)
+	}
+	return maps, names, nil
+}
+
+// mountParts makes the runtime in workload read the split table from the
+// ConfigMaps names, projected into one directory.
+func mountParts(workload []any, names []string) {
+	for _, o := range workload {
+		var pod *corev1.PodSpec
+		switch w := o.(type) {
+		case *appsv1.Deployment:
+			pod = &w.Spec.Template.Spec
+		case *appsv1.StatefulSet:
+			pod = &w.Spec.Template.Spec
+		default:
+			continue
+		}
+		sources := make([]corev1.VolumeProjection, len(names))
+		for i, n := range names {
+			sources[i] = corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: n}}}
+		}
+		for i := range pod.Volumes {
+			if pod.Volumes[i].Name == "routing" {
+				pod.Volumes[i].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}
+			}
+		}
+		for i := range pod.Containers {
+			args := pod.Containers[i].Args
+			for j := 0; j+1 < len(args); j++ {
+				if args[j] == "--table" {
+					args[j+1] = TableDir
+				}
+			}
+		}
+	}
+}
 
 // contentHash is the first ten hex digits of data's SHA-256: enough to
 // tell versions apart in an object's name.

@@ -81,7 +81,7 @@ usage or I/O error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.table, "table", "", "routing table `FILE` written by knc build")
+	fl.StringVar(&f.table, "table", "", "routing table `FILE` written by knc build, or a directory of the parts of a split one")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store; reuse it to keep undelivered events across restarts")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
@@ -205,13 +205,13 @@ func loadRunTable(stderr io.Writer, paths []string, f *runFlags) (*routing.Table
 	if len(paths) > 0 {
 		return nil, nil, usageError("give either PATH arguments or --table, not both")
 	}
-	b, err := os.ReadFile(f.table)
-	if err != nil {
+	// A file, or the directory of a table split across files.
+	t, data, err := routing.Read(f.table)
+	switch {
+	case err != nil && data == nil:
 		return nil, nil, &exitError{code: exitTrouble, err: err}
-	}
-	t, err := routing.Decode(b)
-	if err != nil {
-		return nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", f.table, err)}
+	case err != nil:
+		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
 	return t, nil, nil
 }

@@ -72,7 +72,7 @@ usage or I/O error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.table, "table", defaultTablePath, "routing table `FILE` (the mounted ConfigMap)")
+	fl.StringVar(&f.table, "table", defaultTablePath, "routing table `FILE` (the mounted ConfigMap), or the directory of the ConfigMaps of a split one")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the in-cluster configuration)")
 	fl.StringSliceVar(&f.namespaces, "namespace", nil, "`NAMESPACE` the runtime serves; repeat or separate with commas (default: $POD_NAMESPACE)")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -246,15 +245,14 @@ func (r *Runtime) loop(ctx context.Context, w *watches, resolver *Resolver, writ
 		case err := <-runErr:
 			return err
 		case <-poll.C:
-			data, err := os.ReadFile(r.opts.TablePath)
-			if err != nil {
+			table, data, err := routing.Read(r.opts.TablePath)
+			if data == nil && err != nil {
 				r.log.Error("reading the routing table failed; the previous one stays in force", "path", r.opts.TablePath, "error", err)
 				continue
 			}
 			if bytes.Equal(data, r.tableBytes) {
 				continue
 			}
-			table, err := routing.Decode(data)
 			if err != nil {
 				r.log.Error("the new routing table is invalid; the previous one stays in force", "path", r.opts.TablePath, "error", err)
 				r.tableBytes = data // not again until it changes
@@ -445,14 +443,12 @@ func isKnativeKind(res schema.GroupVersionResource) bool {
 	return false
 }
 
+// readTable reads the table file, or the directory of a table split across
+// several ConfigMaps (routing.Read).
 func readTable(path string) ([]byte, *routing.Table, error) {
-	data, err := os.ReadFile(path)
+	t, data, err := routing.Read(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: reading the routing table: %w", err)
-	}
-	t, err := routing.Decode(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("cluster: %w", err)
 	}
 	return data, t, nil
 }

@@ -22,10 +22,13 @@ const (
 // what each one fans out to. Slices are kept sorted by (namespace, name) by
 // the compiler so that the encoding is deterministic.
 type Table struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Brokers    []Broker  `json:"brokers,omitempty"`
-	Channels   []Channel `json:"channels,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Shard, when set, says that this is one part of a table split across
+	// several files (see Split and Merge).
+	Shard    *Shard    `json:"shard,omitempty"`
+	Brokers  []Broker  `json:"brokers,omitempty"`
+	Channels []Channel `json:"channels,omitempty"`
 }
 
 // Object identifies the Knative object an entry was compiled from.
