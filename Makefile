@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build test test-short bench run fuzz reliability soak golden vet fmt-check clean
+.PHONY: all build test test-short bench bench-runtime run fuzz reliability soak golden vet fmt-check clean
 
 all: build
 
@@ -34,11 +34,25 @@ test-short:
 golden:
 	KNC_UPDATE=1 $(GO) test ./golden/... ./internal/cli/...
 
-# bench runs the Go benchmarks, then the command-level comparisons that need
-# whole processes (knc validate next to cue vet).
+# bench runs the Go benchmarks, the runtime benchmarks (bench-runtime),
+# then the command-level comparisons that need whole processes (knc
+# validate next to cue vet).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkRuntime$$' -benchmem ./...
+	$(MAKE) bench-runtime
 	bash hack/bench-validate.sh
+
+# bench-runtime starts, on loopback in one process, the runtime, a load
+# generator, subscribers and the ceilings each scenario is compared with
+# (a plain net/http handler answering 202, a direct HTTP client), and
+# prints CPU µs per event, events/s, p50/p99 latency and the ratios; see
+# docs/performance.md. SCENARIO picks one (ingress, trigger1, triggers1000,
+# fanout10, channel10, delivery, latency1, latency64, fsync); RUNTIME_ARGS
+# passes -runtime.rounds, -runtime.window, -runtime.conns, -runtime.only.
+SCENARIO ?=
+RUNTIME_ARGS ?=
+bench-runtime:
+	$(GO) test ./runtime/engine/ -run '^$$' -bench 'Runtime/$(SCENARIO)' -benchtime 1x -timeout 30m -args $(RUNTIME_ARGS)
 
 # run serves the quickstart example locally, with `knc display` printing the
 # events its subscribers receive; stop it with Ctrl-C.
