@@ -161,8 +161,13 @@ func newSubscriber(b *testing.B) *loadgen.Subscriber {
 // deliveries per event), then waits for everything sent to be delivered,
 // so that the next round starts from an empty pipeline.
 func gatedRound(b *testing.B, sub *loadgen.Subscriber, cfg loadgen.Config, weight int) *loadgen.Result {
+	return gatedRoundOf(b, sub, cfg, weight, benchInFlight)
+}
+
+// gatedRoundOf is gatedRound with at most inFlight events in flight.
+func gatedRoundOf(b *testing.B, sub *loadgen.Subscriber, cfg loadgen.Config, weight, inFlight int) *loadgen.Result {
 	b.Helper()
-	gate := loadgen.NewGate(benchInFlight * weight)
+	gate := loadgen.NewGate(inFlight * weight)
 	sub.SetGate(gate)
 	defer sub.SetGate(nil)
 	cfg.Gate, cfg.Weight, cfg.Count = gate, weight, sub.Received
@@ -433,8 +438,9 @@ func benchRuntimeDelivery(b *testing.B) {
 	m.report(b)
 }
 
-// benchRuntimeLatency1: one connection, one request at a time, through one
-// Trigger; next to the plain handler at one connection.
+// benchRuntimeLatency1: one event at a time, through one Trigger: the next
+// is sent once the subscriber has the previous one, so that nothing queues;
+// next to the plain handler at one connection.
 func benchRuntimeLatency1(b *testing.B) {
 	plain := plainServer(b)
 	sub := newSubscriber(b)
@@ -442,7 +448,7 @@ func benchRuntimeLatency1(b *testing.B) {
 	m := medians{}
 	for range *benchRounds {
 		c := ceiling(b, loadgen.Config{URL: plain, Connections: 1})
-		k := gatedRound(b, sub, loadgen.Config{URL: e.URL() + "/brokers/ns/b", Connections: 1, Events: []loadgen.Event{{Type: benchType}}}, 1)
+		k := gatedRoundOf(b, sub, loadgen.Config{URL: e.URL() + "/brokers/ns/b", Connections: 1, Events: []loadgen.Event{{Type: benchType}}}, 1, 1)
 		e2eLatency(m, sub)
 		postLatency(m, "", k)
 		postLatency(m, "ceiling-", c)
