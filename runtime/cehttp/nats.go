@@ -104,12 +104,22 @@ func natsHeaders(e *event.Event, set func(key, value string)) {
 		s, kind := formatExtension(v)
 		set(natsExtensionKey(name), natsEscape(s))
 		if kind != "" {
-			kinds = append(kinds, name+"="+kind)
+			kinds = append(kinds, name, kind)
 		}
 	}
-	if len(kinds) > 0 {
-		sort.Strings(kinds)
-		set(natsTypes, strings.Join(kinds, ","))
+	switch len(kinds) {
+	case 0:
+	case 2:
+		// One typed extension, such as knativebrokerttl on every event
+		// of a Broker: its pair is built once.
+		set(natsTypes, typePair(kinds[0], kinds[1]))
+	default:
+		pairs := make([]string, 0, len(kinds)/2)
+		for i := 0; i < len(kinds); i += 2 {
+			pairs = append(pairs, kinds[i]+"="+kinds[i+1])
+		}
+		sort.Strings(pairs)
+		set(natsTypes, strings.Join(pairs, ","))
 	}
 	if e.DataBase64 {
 		set(natsDataBase64, "true")
@@ -117,6 +127,25 @@ func natsHeaders(e *event.Event, set func(key, value string)) {
 }
 
 var extensionKeyCache boundedCache[string]
+
+// typePairCaches hold "name=kind" strings, by kind then name.
+var typePairCaches = map[string]*boundedCache[string]{
+	kindBoolean: {}, kindInteger: {}, kindBinary: {}, kindURI: {}, kindURIRef: {}, kindTimestamp: {},
+}
+
+// typePair returns "name=kind", the knc-ce-types value of one extension.
+func typePair(name, kind string) string {
+	c := typePairCaches[kind]
+	if c == nil {
+		return name + "=" + kind
+	}
+	if p, ok := c.get(name); ok {
+		return p
+	}
+	p := name + "=" + kind
+	c.put(name, p)
+	return p
+}
 
 // natsExtensionKey returns "ce-"+name; events carry few distinct
 // extensions, so the keys are built once.

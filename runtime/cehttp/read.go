@@ -259,6 +259,10 @@ func (b *binaryEvent) set(name, value string) error {
 	return nil
 }
 
+// lowerNameCache maps the canonical header spelling of extension names
+// ("Knativebrokerttl") to the names: a stream of events carries few.
+var lowerNameCache boundedCache[string]
+
 // specAttributes are the names an extension must not take.
 var specAttributes = []string{"id", "source", "type", "datacontenttype", "subject", "time", "specversion", "dataschema"}
 
@@ -282,7 +286,13 @@ func extensionName(name string) (string, error) {
 		}
 	}
 	if !lower {
-		name = strings.ToLower(name)
+		if l, ok := lowerNameCache.get(name); ok {
+			name = l
+		} else {
+			l = strings.ToLower(name)
+			lowerNameCache.put(name, l)
+			name = l
+		}
 	}
 	if slices.Contains(specAttributes, name) {
 		return "", attrError(name, "a context attribute cannot be set as an extension", nil)

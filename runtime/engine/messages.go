@@ -63,7 +63,14 @@ func acceptedAt(h nats.Header) (time.Time, bool) {
 
 // ttlOf returns the knativebrokerttl of e, when it has a valid one.
 func ttlOf(e *event.Event) (int32, bool) {
-	v, ok := e.Extensions()[ExtensionTTL]
+	var v any
+	var ok bool
+	if ec, isV1 := e.Context.(*event.EventContextV1); isV1 {
+		// Event.Extensions copies the map.
+		v, ok = ec.Extensions[ExtensionTTL]
+	} else {
+		v, ok = e.Extensions()[ExtensionTTL]
+	}
 	if !ok {
 		return 0, false
 	}
