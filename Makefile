@@ -77,7 +77,7 @@ fuzz:
 reliability:
 	@mkdir -p $(BIN)
 	@$(GO) test -count=1 -v -timeout 15m ./test/faults/ ./test/cluster3/ > $(BIN)/reliability.log 2>&1; \
-		status=$$?; grep -E 'FIGURES|^(--- FAIL|ok|FAIL)' $(BIN)/reliability.log; \
+		status=$$?; grep -E 'FIGURES|^--- |^(ok|FAIL)' $(BIN)/reliability.log; \
 		[ $$status -eq 0 ] || echo "full log: $(BIN)/reliability.log"; exit $$status
 
 # soak runs the runtime at half its maximum load for SOAK (10m) and reports

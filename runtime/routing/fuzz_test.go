@@ -2,6 +2,7 @@ package routing
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,5 +60,15 @@ func TestDecodeRejectsTrailingData(t *testing.T) {
 	}
 	if _, err := Decode(append(bytes.Clone(valid), " \n\t"...)); err != nil {
 		t.Errorf("Decode refused a table followed by white space: %v", err)
+	}
+}
+
+func TestDecodeRejectsEmptyDialects(t *testing.T) {
+	for _, filter := range []string{`{"exact":{}}`, `{"prefix":{}}`, `{"suffix":{}}`, `{"all":[]}`, `{"any":[]}`, `{"not":{"all":[]}}`} {
+		table := `{"apiVersion":"routing.knc.dev/v1alpha1","kind":"RoutingTable","brokers":[{"namespace":"ns","name":"b","path":"/brokers/ns/b",` +
+			`"triggers":[{"namespace":"ns","name":"t","filters":[` + filter + `],"subscriber":{"uri":"http://s/"}}]}]}`
+		if _, err := Decode([]byte(table)); err == nil || !strings.Contains(err.Error(), "must not be empty") {
+			t.Errorf("filter %s: Decode error %v, want one saying it must not be empty", filter, err)
+		}
 	}
 }

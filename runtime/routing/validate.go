@@ -129,6 +129,17 @@ func (f *Filter) validate(where string) error {
 	if n != 1 {
 		return fmt.Errorf("%s: exactly one dialect must be set, found %d", where, n)
 	}
+	// An empty dialect would not survive encoding (empty values are
+	// omitted), and the compiler never writes one.
+	for name, empty := range map[string]bool{
+		"exact": f.Exact != nil && len(f.Exact) == 0, "prefix": f.Prefix != nil && len(f.Prefix) == 0,
+		"suffix": f.Suffix != nil && len(f.Suffix) == 0, "all": f.All != nil && len(f.All) == 0,
+		"any": f.Any != nil && len(f.Any) == 0,
+	} {
+		if empty {
+			return fmt.Errorf("%s.%s: must not be empty", where, name)
+		}
+	}
 	var errs []error
 	for i := range f.All {
 		errs = append(errs, f.All[i].validate(fmt.Sprintf("%s.all[%d]", where, i)))
