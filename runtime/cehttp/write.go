@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -26,7 +27,7 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 	ec := asV1(e.Context)
 	if format != routing.FormatJSON {
 		if h, ok := binaryHeaders(ec); ok {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(e.DataEncoded))
+			req, err := newPost(ctx, url, e.DataEncoded)
 			if err != nil {
 				return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
 			}
@@ -38,7 +39,7 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 	if err != nil {
 		return nil, fmt.Errorf("encoding event %s in structured mode: %w", ec.ID, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := newPost(ctx, url, body)
 	if err != nil {
 		return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
 	}
@@ -46,6 +47,35 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 		headerContentType: {MediaTypeStructured},
 		"Prefer":          {"reply"},
 	}
+	return req, nil
+}
+
+// postTemplates hold a POST to each URL, parsed once: a runtime posts to a
+// handful of subscribers, and parsing their URL for every request costs
+// more than the rest of building it.
+var postTemplates boundedCache[*http.Request]
+
+// newPost returns a POST of body to url, with ctx and no header. Requests
+// to one URL share its parsed *url.URL, which nothing sending them
+// modifies.
+func newPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
+	tmpl, ok := postTemplates.get(url)
+	if !ok {
+		var err error
+		if tmpl, err = http.NewRequest(http.MethodPost, url, nil); err != nil {
+			return nil, err
+		}
+		postTemplates.put(url, tmpl)
+	}
+	req := tmpl.WithContext(ctx)
+	req.Header = nil
+	req.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+		return req, nil
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	return req, nil
 }
 

@@ -126,7 +126,7 @@ func (s *Sender) Attempt(ctx context.Context, e *event.Event, url, format string
 		// A request that cannot be built will not build on a retry either.
 		return Result{Err: err}
 	}
-	resp, err := s.Client.Do(req)
+	resp, err := s.send(req)
 	if err != nil {
 		return Result{Retryable: true, Err: fmt.Errorf("delivering to %s: %w", url, err)}
 	}
@@ -148,6 +148,22 @@ func (s *Sender) Attempt(ctx context.Context, e *event.Event, url, format string
 		}
 	}
 	return r
+}
+
+// send sends req. A Client that follows no redirect (as Client must not),
+// keeps no cookies and sets no timeout of its own adds nothing to its
+// Transport but a copy of the headers for redirects, so the Transport gets
+// the request directly.
+func (s *Sender) send(req *http.Request) (*http.Response, error) {
+	c := s.Client
+	if c.Jar != nil || c.Timeout != 0 || c.CheckRedirect == nil {
+		return c.Do(req)
+	}
+	t := c.Transport
+	if t == nil {
+		t = http.DefaultTransport
+	}
+	return t.RoundTrip(req)
 }
 
 func closeBody(body io.ReadCloser) {
