@@ -117,8 +117,8 @@ func (b *batcher) takeSendable(send []*batch) []*batch {
 }
 
 func (b *batcher) publish(bt *batch) {
-	b.pub.publish(&nats.Msg{Subject: b.subject, Header: batchHeader, Data: bt.data}, bt.created.Add(b.timeout), func(err error) {
-		b.complete(bt, err)
+	b.pub.publish(&nats.Msg{Subject: b.subject, Header: batchHeader, Data: bt.data}, bt.created.Add(b.timeout), func(a ackOutcome) {
+		b.complete(bt, a.err)
 	})
 }
 
@@ -139,7 +139,9 @@ func (b *batcher) complete(bt *batch, err error) {
 // outcome of each, from the one goroutine that receives acknowledgements:
 // nothing waits per message, and an acknowledgement is read without the
 // reflection of a generic JSON decoder. Every callback is called exactly
-// once, with an error when no acknowledgement came before the deadline.
+// once, with an error when no acknowledgement came before the deadline. A
+// publish that finds no stream to take it (as while a cluster elects a
+// stream leader) is tried again every noResponderRetry until the deadline.
 type ackPublisher struct {
 	nc     *nats.Conn
 	prefix string
@@ -150,10 +152,24 @@ type ackPublisher struct {
 	pending map[uint64]*pendingAck
 }
 
-type pendingAck struct {
-	done  func(error)
-	timer *time.Timer
+// ackOutcome is what JetStream answered to a publish.
+type ackOutcome struct {
+	err error
+	// duplicate tells that JetStream discarded the message as a duplicate
+	// (by message ID) of one it stored before.
+	duplicate bool
 }
+
+type pendingAck struct {
+	msg      *nats.Msg
+	deadline time.Time
+	done     func(ackOutcome)
+	timer    *time.Timer
+}
+
+// noResponderRetry is how long a publish that no stream took waits before
+// it is sent again.
+const noResponderRetry = 250 * time.Millisecond
 
 // errPublishTimeout is the outcome of a store JetStream did not acknowledge
 // in time.
@@ -175,34 +191,38 @@ func newAckPublisher(nc *nats.Conn) (*ackPublisher, error) {
 }
 
 // publish sends m, whose Reply it sets, and calls done with the outcome.
-func (p *ackPublisher) publish(m *nats.Msg, deadline time.Time, done func(error)) {
+func (p *ackPublisher) publish(m *nats.Msg, deadline time.Time, done func(ackOutcome)) {
 	wait := time.Until(deadline)
 	if wait <= 0 {
-		done(errPublishTimeout)
+		done(ackOutcome{err: errPublishTimeout})
 		return
 	}
-	pa := &pendingAck{done: done}
+	pa := &pendingAck{msg: m, deadline: deadline, done: done}
 	p.mu.Lock()
 	p.next++
 	id := p.next
 	p.pending[id] = pa
 	pa.timer = time.AfterFunc(wait, func() {
-		if d := p.take(id); d != nil {
-			d(errPublishTimeout)
+		if pa := p.take(id); pa != nil {
+			pa.done(ackOutcome{err: errPublishTimeout})
 		}
 	})
 	p.mu.Unlock()
 	m.Reply = p.prefix + strconv.FormatUint(id, 36)
+	p.send(id, m)
+}
+
+func (p *ackPublisher) send(id uint64, m *nats.Msg) {
 	if err := p.nc.PublishMsg(m); err != nil {
-		if d := p.take(id); d != nil {
-			d(err)
+		if pa := p.take(id); pa != nil {
+			pa.done(ackOutcome{err: err})
 		}
 	}
 }
 
-// take removes and returns the callback of id, nil when another outcome
-// took it first.
-func (p *ackPublisher) take(id uint64) func(error) {
+// take removes and returns the publish id, nil when another outcome took
+// it first.
+func (p *ackPublisher) take(id uint64) *pendingAck {
 	p.mu.Lock()
 	pa := p.pending[id]
 	delete(p.pending, id)
@@ -211,7 +231,7 @@ func (p *ackPublisher) take(id uint64) func(error) {
 		return nil
 	}
 	pa.timer.Stop()
-	return pa.done
+	return pa
 }
 
 func (p *ackPublisher) onAck(m *nats.Msg) {
@@ -219,9 +239,32 @@ func (p *ackPublisher) onAck(m *nats.Msg) {
 	if err != nil {
 		return
 	}
-	if done := p.take(id); done != nil {
-		done(ackError(m))
+	if noResponders(m) {
+		p.mu.Lock()
+		pa := p.pending[id]
+		p.mu.Unlock()
+		if pa != nil && time.Until(pa.deadline) > noResponderRetry {
+			time.AfterFunc(noResponderRetry, func() { p.send(id, pa.msg) })
+			return
+		}
 	}
+	if pa := p.take(id); pa != nil {
+		pa.done(ackOf(m))
+	}
+}
+
+// noResponders tells whether m says that nothing took the message: no
+// stream for its subject, or none with a leader yet.
+func noResponders(m *nats.Msg) bool {
+	return len(m.Data) == 0 && m.Header.Get("Status") == "503"
+}
+
+// ackOf reads JetStream's answer to a publish.
+func ackOf(m *nats.Msg) ackOutcome {
+	if err := ackError(m); err != nil {
+		return ackOutcome{err: err}
+	}
+	return ackOutcome{duplicate: bytes.Contains(m.Data, []byte(`"duplicate":true`))}
 }
 
 // ackError reads JetStream's answer to a publish: nil for an

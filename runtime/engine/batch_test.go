@@ -128,14 +128,14 @@ func TestAckPublisherOutcomes(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "stored", subject: src.names.in, deadline: 5 * time.Second},
-		{name: "no stream", subject: "no.stream.here", deadline: 5 * time.Second, wantErr: "503"},
+		{name: "no stream", subject: "no.stream.here", deadline: 400 * time.Millisecond, wantErr: "503"},
 		{name: "no answer", subject: "mute.subject", deadline: 200 * time.Millisecond, wantErr: errPublishTimeout.Error()},
 		{name: "deadline passed", subject: src.names.in, deadline: -time.Second, wantErr: errPublishTimeout.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := make(chan error, 2)
-			e.acks.publish(&nats.Msg{Subject: tt.subject, Header: batchHeader}, time.Now().Add(tt.deadline), func(err error) { calls <- err })
+			e.acks.publish(&nats.Msg{Subject: tt.subject, Header: batchHeader}, time.Now().Add(tt.deadline), func(a ackOutcome) { calls <- a.err })
 			var got error
 			select {
 			case got = <-calls:

@@ -93,43 +93,47 @@ func (e *Engine) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string)
 
 // publishFresh is publishAll that also sets fresh[i], when fresh is not nil,
 // to whether msgs[i] was stored now rather than discarded as a duplicate of
-// a message stored before with the same ID.
+// a message stored before with the same ID. The messages are published
+// together, each with its ID, and their acknowledgements awaited, for at
+// most PublishTimeout.
 func (e *Engine) publishFresh(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout)
-	defer cancel()
-	if len(msgs) == 1 {
-		ack, err := e.js.PublishMsg(ctx, msgs[0], jetstream.WithMsgID(ids[0]))
-		if err == nil && fresh != nil {
-			fresh[0] = !ack.Duplicate
-		}
-		return err
+	deadline := time.Now().Add(e.opts.PublishTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
-	var failed error
+	type outcome struct {
+		i int
+		ackOutcome
+	}
+	// Every publish has an outcome by the deadline; the buffer takes those
+	// that come after this returns.
+	outcomes := make(chan outcome, len(msgs))
 	for i, m := range msgs {
-		f, err := e.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
-		if err != nil {
-			failed = fmt.Errorf("publishing to %s: %w", m.Subject, err)
-			break
+		if m.Header == nil {
+			m.Header = nats.Header{}
 		}
-		futures = append(futures, f)
+		m.Header[jetstream.MsgIDHeader] = []string{ids[i]}
+		e.acks.publish(m, deadline, func(a ackOutcome) { outcomes <- outcome{i, a} })
 	}
 	// After a failure the other acknowledgements are still awaited: a
 	// message stored now is a duplicate when published again, so fresh
 	// must say it was stored this time.
-	for i, f := range futures {
+	var failed error
+	for range msgs {
 		select {
-		case ack := <-f.Ok():
-			if fresh != nil {
-				fresh[i] = !ack.Duplicate
+		case o := <-outcomes:
+			if o.err != nil {
+				if failed == nil {
+					failed = fmt.Errorf("publishing to %s: %w", msgs[o.i].Subject, o.err)
+				}
+				continue
 			}
-		case err := <-f.Err():
-			if failed == nil {
-				failed = fmt.Errorf("publishing to %s: %w", f.Msg().Subject, err)
+			if fresh != nil {
+				fresh[o.i] = !o.duplicate
 			}
 		case <-ctx.Done():
 			if failed == nil {
-				failed = fmt.Errorf("publishing to %s: %w", f.Msg().Subject, ctx.Err())
+				failed = fmt.Errorf("publishing: %w", ctx.Err())
 			}
 			return failed
 		}
