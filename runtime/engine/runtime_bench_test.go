@@ -206,6 +206,7 @@ func benchRuntimeIngress(b *testing.B) {
 		m.add("ceiling-events/s", c.PerSecond())
 		m.add("ceiling-cpu-µs/event", µs(c.CPUPerRequest()))
 		m.add("ratio", k.PerSecond()/c.PerSecond())
+		m.add("cpu-ratio", µs(c.CPUPerRequest())/µs(k.CPUPerRequest()))
 	}
 	m.report(b)
 }
@@ -257,6 +258,7 @@ func benchRuntimeTriggers1000(b *testing.B) {
 		m.add("trigger1-events/s", k1.CountedPerSecond())
 		m.add("trigger1-cpu-µs/event", µs(k1.CPU)/float64(k1.Counted))
 		m.add("ratio", k.CountedPerSecond()/k1.CountedPerSecond())
+		m.add("cpu-ratio", (µs(k1.CPU)/float64(k1.Counted))/(µs(k.CPU)/float64(k.Counted)))
 	}
 	m.report(b)
 }
@@ -415,7 +417,10 @@ func benchRuntimeDelivery(b *testing.B) {
 			time.Sleep(5 * time.Millisecond)
 		}
 
-		d := directPost(b, sub.URL+"/direct", 0, backlog)
+		d := direct{rate: 1, cpu: 1}
+		if !*benchOnly {
+			d = directPost(b, sub.URL+"/direct", 0, backlog)
+		}
 
 		before := sub.Received()
 		start, cpu := time.Now(), loadgen.CPUTime()
@@ -434,6 +439,7 @@ func benchRuntimeDelivery(b *testing.B) {
 		m.add("ceiling-cpu-µs/delivery", d.cpu)
 		m.add("backlog", float64(backlog))
 		m.add("ratio", rate/d.rate)
+		m.add("cpu-ratio", d.cpu/(µs(used)/float64(backlog)))
 	}
 	m.report(b)
 }
