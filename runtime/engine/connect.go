@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (e *Engine) connectNATS() error {
 	if e.opts.NATS.URL != "" {
 		nc, err := nats.Connect(e.opts.NATS.URL, e.externalOptions()...)
 		if err != nil {
-			return fmt.Errorf("engine: connecting to NATS at %s: %w", e.opts.NATS.URL, err)
+			return fmt.Errorf("engine: connecting to NATS at %s: %w", redactURL(e.opts.NATS.URL), err)
 		}
 		e.nc = nc
 	} else {
@@ -159,48 +160,55 @@ func (e *Engine) setUpPipeline(ctx context.Context, src *source) (*pipeline, err
 }
 
 // unparkConsumer returns the unpark consumer of src's delivery stream with
-// filter. An existing one with that filter, made by this process before or
-// by another replica, is kept: deleting it would take the held messages
-// another replica is moving. One with another filter is deleted and made
-// anew, because an updated consumer would skip the held messages older
-// than its position.
+// filter, or nil when filter is empty.
+//
+// The consumer is named after its filter (unparkName). A work-queue stream
+// allows no two consumers with overlapping filters, so the unpark
+// consumers of other filters are deleted first; a new filter gets a new
+// consumer, which starts from the first held message (an updated consumer
+// would skip the held messages older than its position). Replicas serving
+// the same table therefore share one consumer, and never delete and
+// create a consumer of the same name at the same time: JetStream can be
+// left unable to create a consumer whose deletion raced with its
+// creation.
 func (e *Engine) unparkConsumer(ctx context.Context, stream string, filter []string) (jetstream.Consumer, error) {
-	cfg := e.consumerConfig(consumerUnpark, filter, e.opts.MaxAckPending)
-	if c, err := e.js.Consumer(ctx, stream, consumerUnpark); err == nil {
-		if slices.Equal(consumerFilters(c.CachedInfo().Config), filter) {
-			c, err := e.js.CreateOrUpdateConsumer(ctx, stream, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, stream, err)
-			}
-			return c, nil
-		}
-	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("reading consumer %s of %s: %w", consumerUnpark, stream, err)
+	name := unparkName(filter)
+	s, err := e.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("reading stream %s: %w", stream, err)
 	}
-	err := e.js.DeleteConsumer(ctx, stream, consumerUnpark)
-	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("removing consumer %s of %s: %w", consumerUnpark, stream, err)
+	names := s.ConsumerNames(ctx)
+	var stale []string
+	for n := range names.Name() {
+		if strings.HasPrefix(n, consumerUnpark) && n != name {
+			stale = append(stale, n)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("listing the consumers of %s: %w", stream, err)
+	}
+	for _, n := range stale {
+		if err := e.js.DeleteConsumer(ctx, stream, n); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, fmt.Errorf("removing consumer %s of %s: %w", n, stream, err)
+		}
 	}
 	if len(filter) == 0 {
 		return nil, nil
 	}
-	c, err := e.js.CreateConsumer(ctx, stream, cfg)
+	c, err := e.js.CreateOrUpdateConsumer(ctx, stream, e.consumerConfig(name, filter, e.opts.MaxAckPending))
 	if err != nil {
-		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerUnpark, stream, err)
+		return nil, fmt.Errorf("setting up consumer %s of %s: %w", name, stream, err)
 	}
 	return c, nil
 }
 
-// consumerFilters is the filter of a consumer, which the server reports in
-// FilterSubject when there is one subject.
-func consumerFilters(c jetstream.ConsumerConfig) []string {
-	if len(c.FilterSubjects) > 0 {
-		return c.FilterSubjects
+// unparkName names the unpark consumer of a filter.
+func unparkName(filter []string) string {
+	if len(filter) == 0 {
+		return ""
 	}
-	if c.FilterSubject != "" {
-		return []string{c.FilterSubject}
-	}
-	return nil
+	sum := sha256.Sum256([]byte(strings.Join(filter, " ")))
+	return consumerUnpark + "-" + hex.EncodeToString(sum[:6])
 }
 
 // redactURL removes user information from NATS URLs for logs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,5 +131,84 @@ func TestExternalNATSRefusesWrongCredentials(t *testing.T) {
 	if err := e.Start(ctx); err == nil {
 		_ = e.Shutdown(context.Background())
 		t.Fatal("Start succeeded with a wrong password")
+	}
+}
+
+// TestReplicasStartAndReloadTogether starts three engines on one external
+// NATS server at the same moment, then reloads all three at once with a
+// table in which a held Trigger has become ready, which makes each of them
+// recreate the shared unpark consumer: none fails, and every held delivery
+// reaches the Trigger's subscriber.
+func TestReplicasStartAndReloadTogether(t *testing.T) {
+	url := startExternalNATS(t)
+	sub, later := newRecorder(t), newRecorder(t)
+	held := routing.Trigger{
+		Object:     routing.Object{Namespace: "ns", Name: "held"},
+		Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
+	}
+	first := brokerTable(trigger("a", sub.srv.URL, nil), held)
+	second := brokerTable(trigger("a", sub.srv.URL, nil), trigger("held", later.srv.URL, nil))
+
+	together := func(n int, f func(i int) error) []error {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { errs[i] = f(i) })
+		}
+		wg.Wait()
+		return errs
+	}
+	var engines []*Engine
+	for range 3 {
+		e, err := New(Options{Table: first, NATS: ExternalNATS{URL: url, User: "knc", Password: "pass"}, HTTPAddr: "127.0.0.1:0", Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = e.Shutdown(ctx)
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i, err := range together(3, func(i int) error { return engines[i].Start(ctx) }) {
+		if err != nil {
+			t.Fatalf("engine %d: Start: %v", i, err)
+		}
+	}
+	const events = 90
+	for i := range events {
+		if code := post(t, engines[i%3].URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
+			t.Fatalf("POST %d = %d", i, code)
+		}
+	}
+	eventually(t, 20*time.Second, "the deliveries of the ready Trigger", func() bool { return sub.count() >= events })
+	for i, err := range together(3, func(i int) error { return engines[i].Reload(ctx, second) }) {
+		if err != nil {
+			t.Errorf("engine %d: Reload: %v", i, err)
+		}
+	}
+	eventually(t, 30*time.Second, "every held delivery", func() bool {
+		seen := map[string]bool{}
+		for _, id := range later.ids() {
+			seen[id] = true
+		}
+		return len(seen) == events
+	})
+	t.Logf("held deliveries: %d events, %d requests", events, later.count())
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"nats://user:secret@nats:4222", "nats://***@nats:4222"},
+		{"tls://token@a:4222,nats://b:4222", "tls://***@a:4222,nats://b:4222"},
+	}
+	for _, tt := range tests {
+		if got := redactURL(tt.in); got != tt.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
