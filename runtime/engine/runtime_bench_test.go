@@ -467,6 +467,7 @@ func benchRuntimeLatency1(b *testing.B) {
 // end-to-end rate through one Trigger (open loop, on a fixed schedule),
 // measured first in the same run.
 func benchRuntimeLatency64(b *testing.B) {
+	plain := plainServer(b)
 	sub := newSubscriber(b)
 	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
 	url := e.URL() + "/brokers/ns/b"
@@ -475,9 +476,13 @@ func benchRuntimeLatency64(b *testing.B) {
 	sub.Latencies()
 	m := medians{}
 	for range *benchRounds {
+		// The plain handler at the same rate shows what the machine alone
+		// adds to the tail.
+		c := ceiling(b, loadgen.Config{URL: plain, Connections: 64, Rate: maxRate / 2})
 		k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events}, 1)
 		e2eLatency(m, sub)
 		postLatency(m, "", k)
+		postLatency(m, "ceiling-", c)
 		m.add("events/s", k.PerSecond())
 	}
 	m.add("max-events/s", maxRate)
