@@ -15,7 +15,11 @@
 //     event without knativebrokerttl the default TTL. Events that arrive
 //     while a store is in flight are stored together, as one batch message
 //     (group commit, see batcher); each is answered once its batch is
-//     acknowledged. Replies are stored one per message.
+//     acknowledged. Replies are stored one per message. With
+//     Options.IngressShards, a source has several ingress streams, each
+//     with its own route stage; events overflow to the next shard when one
+//     has all the batches in flight it takes, and are routed in no
+//     particular order across shards.
 //   - route: reads the ingress stream, evaluates the Broker's Triggers once
 //     per event (router.Matcher; a Channel matches all its Subscriptions),
 //     and stores one delivery message per match in the delivery stream, on
