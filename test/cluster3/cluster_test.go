@@ -18,21 +18,7 @@ import (
 var kncBinary string
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "knc-cluster3-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	if kncBinary, err = rig.BuildKnc(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	return m.Run()
+	os.Exit(rig.MainWithKnc(m, &kncBinary))
 }
 
 // natsCluster is three NATS servers with JetStream, routed to each other

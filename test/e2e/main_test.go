@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,30 +16,14 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // kncBinary is the knc built once for the whole suite.
 var kncBinary string
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "knc-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	kncBinary = filepath.Join(dir, "knc")
-	build := exec.Command("go", "build", "-o", kncBinary, "github.com/knc-dev/knc/cmd/knc")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building knc:", err)
-		return 2
-	}
-	return m.Run()
+	os.Exit(rig.MainWithKnc(m, &kncBinary))
 }
 
 // knc is one `knc run` process.

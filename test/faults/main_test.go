@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -12,19 +11,5 @@ import (
 var kncBinary string
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "knc-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	if kncBinary, err = rig.BuildKnc(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	return m.Run()
+	os.Exit(rig.MainWithKnc(m, &kncBinary))
 }

@@ -30,6 +30,23 @@ func BuildKnc(dir string) (string, error) {
 	return bin, nil
 }
 
+// MainWithKnc builds cmd/knc into a temporary directory, stores its path
+// in *bin, runs the tests and removes the directory. TestMain calls it as
+// os.Exit(rig.MainWithKnc(m, &kncBinary)).
+func MainWithKnc(m *testing.M, bin *string) int {
+	dir, err := os.MkdirTemp("", "knc-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	if *bin, err = BuildKnc(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return m.Run()
+}
+
 // Knc is one `knc run` process serving a routing table file. Restarting it
 // keeps its data directory and table, and picks a new HTTP port unless
 // the arguments fix one.
