@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // TestResponseCodes checks the data-plane response table: which answers are
@@ -122,7 +123,7 @@ func TestResponseCodes(t *testing.T) {
 	if got := len(sub.requests("/redirected")); got != 0 {
 		t.Errorf("%d redirects were followed, want none", got)
 	}
-	if got := metric(t, k.url, "knc_events_dead_lettered_total", nil); got != 20 {
+	if got := metric(t, k.URL(), "knc_events_dead_lettered_total", nil); got != 20 {
 		t.Errorf("knc_events_dead_lettered_total = %v, want 20", got)
 	}
 }
@@ -199,15 +200,15 @@ func TestBackoff(t *testing.T) {
 		checkGaps(t, gaps(sub.waitFor(t, "/retry-after-capped", 2)), []time.Duration{300 * time.Millisecond}, slack)
 	})
 	// No attempt beyond retry: 3 retries then the event is dropped (no sink).
-	eventually(t, 10*time.Second, "the linear and exponential events to be dropped", func() bool {
-		return metric(t, k.url, "knc_events_dropped_total", map[string]string{"reason": "no-dead-letter-sink"}) == 2
+	rig.Eventually(t, 10*time.Second, "the linear and exponential events to be dropped", func() bool {
+		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"reason": "no-dead-letter-sink"}) == 2
 	})
 	for _, p := range []string{"/linear", "/exponential"} {
 		if got := len(sub.requests(p)); got != 4 {
 			t.Errorf("%s: %d attempts, want 4", p, got)
 		}
 	}
-	if got := metric(t, k.url, "knc_delivery_retries_total", map[string]string{"name": "linear"}); got != 3 {
+	if got := metric(t, k.URL(), "knc_delivery_retries_total", map[string]string{"name": "linear"}); got != 3 {
 		t.Errorf("knc_delivery_retries_total for linear = %v, want 3", got)
 	}
 }
@@ -234,8 +235,8 @@ func TestAttemptTimeout(t *testing.T) {
 	reqs := sub.waitFor(t, "/slow-once", 2)
 	// The second attempt starts after the timeout and the backoff.
 	checkGaps(t, gaps(reqs), []time.Duration{350 * time.Millisecond}, 400*time.Millisecond)
-	eventually(t, 10*time.Second, "the delivery to count", func() bool {
-		return metric(t, k.url, "knc_events_delivered_total", map[string]string{"name": "b"}) == 1
+	rig.Eventually(t, 10*time.Second, "the delivery to count", func() bool {
+		return metric(t, k.URL(), "knc_events_delivered_total", map[string]string{"name": "b"}) == 1
 	})
 	if n := len(dls.requests("/dls")); n != 0 {
 		t.Errorf("%d dead letters, want none", n)
@@ -267,13 +268,13 @@ func TestDeadLetterSinkRetried(t *testing.T) {
 	mustSend(t, k.brokerURL("flaky"), event{id: "1", typ: "t"})
 	mustSend(t, k.brokerURL("down"), event{id: "2", typ: "t"})
 	dls.waitFor(t, "/flaky", 3)
-	eventually(t, 10*time.Second, "the event whose sink is down to be dropped", func() bool {
-		return metric(t, k.url, "knc_events_dropped_total", map[string]string{"name": "down", "reason": "dead-letter-failed"}) == 1
+	rig.Eventually(t, 10*time.Second, "the event whose sink is down to be dropped", func() bool {
+		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "down", "reason": "dead-letter-failed"}) == 1
 	})
 	if got := len(dls.requests("/down")); got != 3 {
 		t.Errorf("attempts at the failing sink = %d, want 3", got)
 	}
-	if got := metric(t, k.url, "knc_events_dead_lettered_total", map[string]string{"name": "flaky"}); got != 1 {
+	if got := metric(t, k.URL(), "knc_events_dead_lettered_total", map[string]string{"name": "flaky"}); got != 1 {
 		t.Errorf("knc_events_dead_lettered_total for flaky = %v, want 1", got)
 	}
 }
@@ -285,8 +286,8 @@ func TestNoSinkDropIsCounted(t *testing.T) {
 	for i := range 3 {
 		mustSend(t, k.brokerURL("b"), event{id: fmt.Sprint(i), typ: "t"})
 	}
-	eventually(t, 10*time.Second, "three drops to be counted", func() bool {
-		return metric(t, k.url, "knc_events_dropped_total",
+	rig.Eventually(t, 10*time.Second, "three drops to be counted", func() bool {
+		return metric(t, k.URL(), "knc_events_dropped_total",
 			map[string]string{"namespace": "e2e", "kind": "broker", "name": "b", "reason": "no-dead-letter-sink"}) == 3
 	})
 	if got := len(sub.requests("/reject")); got != 3 {

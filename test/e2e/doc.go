@@ -1,5 +1,6 @@
 // Package e2e tests knc's runtime from the outside: it builds the real knc
-// binary, starts `knc run` as a subprocess on loopback, sends CloudEvents
+// binary, starts `knc run` as a subprocess on loopback (through test/rig,
+// the harness it shares with the reliability tests), sends CloudEvents
 // over HTTP and watches what real HTTP subscribers receive, /status and
 // /metrics report, and what survives SIGTERM and SIGKILL.
 //

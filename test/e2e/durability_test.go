@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // load posts events from several goroutines until stopped and records the
@@ -83,13 +84,13 @@ func testInterruptedLoad(t *testing.T, crash bool) {
 		trig("t-load", sub.url("/slow"), &routing.Delivery{Retry: 10, BackoffDelay: ms(50)}))}))
 
 	l := startLoad(t, k.brokerURL("load"), 8, nil)
-	eventually(t, 30*time.Second, "500 accepted events", func() bool { return l.count() >= 500 })
+	rig.Eventually(t, 30*time.Second, "500 accepted events", func() bool { return l.count() >= 500 })
 	if crash {
-		k.crash()
+		k.Kill()
 	} else {
-		took := k.terminate()
-		if k.exitErr != nil {
-			t.Errorf("knc exited with %v after SIGTERM, want status 0", k.exitErr)
+		took := k.Terminate()
+		if k.ExitErr() != nil {
+			t.Errorf("knc exited with %v after SIGTERM, want status 0", k.ExitErr())
 		}
 		if took > 11*time.Second {
 			t.Errorf("knc took %v to exit after SIGTERM, want at most 10s", took)
@@ -103,13 +104,13 @@ func testInterruptedLoad(t *testing.T, crash bool) {
 		t.Fatalf("no backlog when knc stopped (%d accepted, %d delivered): the test proves nothing", atStop, delivered)
 	}
 
-	k.start()
+	k.Start()
 	l = startLoad(t, k.brokerURL("load"), 4, l)
-	eventually(t, 30*time.Second, "100 more accepted events", func() bool { return l.count() >= atStop+100 })
+	rig.Eventually(t, 30*time.Second, "100 more accepted events", func() bool { return l.count() >= atStop+100 })
 	l.halt()
 
 	accepted := l.accepted
-	eventually(t, 90*time.Second, fmt.Sprintf("all %d accepted events to be delivered", len(accepted)), func() bool {
+	rig.Eventually(t, 90*time.Second, fmt.Sprintf("all %d accepted events to be delivered", len(accepted)), func() bool {
 		seen := map[string]bool{}
 		for _, r := range sub.requests("/slow") {
 			seen[r.ID()] = true
@@ -153,14 +154,14 @@ func TestSIGTERMAbandonsHangingDelivery(t *testing.T) {
 		"--shutdown-timeout", "2s")
 	mustSend(t, k.brokerURL("b"), event{id: "stuck", typ: "t"})
 	sub.waitFor(t, "/hang", 1)
-	took := k.terminate()
-	if k.exitErr != nil {
-		t.Errorf("knc exited with %v, want status 0", k.exitErr)
+	took := k.Terminate()
+	if k.ExitErr() != nil {
+		t.Errorf("knc exited with %v, want status 0", k.ExitErr())
 	}
 	if took > 4*time.Second {
 		t.Errorf("knc took %v to exit with --shutdown-timeout 2s", took)
 	}
-	k.start()
+	k.Start()
 	got := sub.waitFor(t, "/hang", 2)
 	if got[1].ID() != "stuck" {
 		t.Errorf("after restart /hang got %q, want the abandoned event", got[1].ID())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // request is one request a subscriber received.
@@ -99,7 +100,7 @@ func (s *subscriber) requests(path string) []request {
 // waitFor waits until path has received at least n requests.
 func (s *subscriber) waitFor(t testing.TB, path string, n int) []request {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("%d requests to %s", n, path), func() bool {
+	rig.Eventually(t, 20*time.Second, fmt.Sprintf("%d requests to %s", n, path), func() bool {
 		return len(s.requests(path)) >= n
 	})
 	return s.requests(path)
@@ -250,6 +251,3 @@ func trig(name, subscriber string, d *routing.Delivery) routing.Trigger {
 }
 
 func ms(n int) routing.Duration { return routing.Duration(time.Duration(n) * time.Millisecond) }
-
-func (k *knc) brokerURL(name string) string  { return k.url + routing.BrokerPath("e2e", name) }
-func (k *knc) channelURL(name string) string { return k.url + routing.ChannelPath("e2e", name) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 func TestIngressAnswers(t *testing.T) {
@@ -53,7 +54,7 @@ func TestIngressAnswers(t *testing.T) {
 		{"too large", event{id: "3", typ: "t", body: bytes.Repeat([]byte("x"), 1025)}.request(k.brokerURL("b")), http.StatusRequestEntityTooLarge, ""},
 		{"at the limit", event{id: "4", typ: "t", body: bytes.Repeat([]byte("x"), 1024)}.request(k.brokerURL("b")), http.StatusAccepted, ""},
 		{"unknown broker", binary(k.brokerURL("missing")), http.StatusNotFound, ""},
-		{"unknown path", binary(k.url + "/elsewhere"), http.StatusNotFound, ""},
+		{"unknown path", binary(k.URL() + "/elsewhere"), http.StatusNotFound, ""},
 		{"channel path of a broker", binary(k.channelURL("b")), http.StatusNotFound, ""},
 		{"GET", method(http.MethodGet, k.brokerURL("b")), http.StatusMethodNotAllowed, "POST, OPTIONS"},
 		{"PUT", method(http.MethodPut, k.channelURL("c")), http.StatusMethodNotAllowed, "POST, OPTIONS"},
@@ -78,10 +79,10 @@ func TestIngressAnswers(t *testing.T) {
 	// channel's subscription.
 	sub.waitFor(t, "/t", 4)
 	sub.waitFor(t, "/s", 1)
-	if got := metric(t, k.url, "knc_events_accepted_total", map[string]string{"kind": "broker", "name": "b"}); got != 4 {
+	if got := metric(t, k.URL(), "knc_events_accepted_total", map[string]string{"kind": "broker", "name": "b"}); got != 4 {
 		t.Errorf("knc_events_accepted_total for broker b = %v, want 4", got)
 	}
-	if got := metric(t, k.url, "knc_ingress_rejected_total", map[string]string{"code": "400"}); got != 5 {
+	if got := metric(t, k.URL(), "knc_ingress_rejected_total", map[string]string{"code": "400"}); got != 5 {
 		t.Errorf("knc_ingress_rejected_total{code=400} = %v, want 5", got)
 	}
 }
@@ -127,7 +128,7 @@ func TestIngressFullStoreAnswers503(t *testing.T) {
 	t.Logf("%d events accepted before the store was full", len(accepted))
 	close(release)
 
-	eventually(t, 60*time.Second, "every accepted event to be delivered", func() bool {
+	rig.Eventually(t, 60*time.Second, "every accepted event to be delivered", func() bool {
 		seen := map[string]bool{}
 		for _, r := range sub.requests("/slow") {
 			seen[r.ID()] = true
@@ -140,7 +141,7 @@ func TestIngressFullStoreAnswers503(t *testing.T) {
 		return true
 	})
 	// Once the backlog is delivered the store has room again.
-	eventually(t, 20*time.Second, "the ingress to accept events again", func() bool {
+	rig.Eventually(t, 20*time.Second, "the ingress to accept events again", func() bool {
 		return send(t, k.brokerURL("b"), event{id: "after", typ: "t", body: payload}) == http.StatusAccepted
 	})
 }
@@ -170,10 +171,10 @@ func TestIngressConcurrentPosts(t *testing.T) {
 	if len(seen) != senders*each {
 		t.Errorf("%d distinct events delivered, want %d", len(seen), senders*each)
 	}
-	eventually(t, 10*time.Second, "every delivery in the latency histogram", func() bool {
-		return metric(t, k.url, "knc_delivery_latency_seconds_count", map[string]string{"name": "b"}) == senders*each
+	rig.Eventually(t, 10*time.Second, "every delivery in the latency histogram", func() bool {
+		return metric(t, k.URL(), "knc_delivery_latency_seconds_count", map[string]string{"name": "b"}) == senders*each
 	})
-	if got := metric(t, k.url, "knc_events_delivered_total", map[string]string{"namespace": "e2e", "kind": "broker", "name": "b"}); got != senders*each {
+	if got := metric(t, k.URL(), "knc_events_delivered_total", map[string]string{"namespace": "e2e", "kind": "broker", "name": "b"}); got != senders*each {
 		t.Errorf("knc_events_delivered_total = %v, want %d", got, senders*each)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // ids returns the event ids of reqs, sorted.
@@ -111,8 +112,8 @@ func TestTTLStopsReplyLoop(t *testing.T) {
 	sub.on("/loop", replyWith("again", "loop", "x"))
 	k := startKnc(t, table([]routing.Broker{broker("loop", trig("loop", sub.url("/loop"), nil))}))
 	mustSend(t, k.brokerURL("loop"), event{id: "start", typ: "loop", ext: map[string]string{"knativebrokerttl": "4"}})
-	eventually(t, 20*time.Second, "the reply loop to be cut", func() bool {
-		return metric(t, k.url, "knc_events_dropped_total", map[string]string{"name": "loop", "reason": "ttl"}) == 1
+	rig.Eventually(t, 20*time.Second, "the reply loop to be cut", func() bool {
+		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "loop", "reason": "ttl"}) == 1
 	})
 	var ttls []string
 	for _, r := range sub.requests("/loop") {
@@ -182,8 +183,8 @@ func TestChannels(t *testing.T) {
 	})
 	t.Run("reply without destination is dropped", func(t *testing.T) {
 		sub.waitFor(t, "/replier-nowhere", 1)
-		eventually(t, 10*time.Second, "the drop to be counted", func() bool {
-			return metric(t, k.url, "knc_events_dropped_total", map[string]string{"name": "no-reply", "reason": "no-reply-destination"}) == 1
+		rig.Eventually(t, 10*time.Second, "the drop to be counted", func() bool {
+			return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "no-reply", "reason": "no-reply-destination"}) == 1
 		})
 	})
 	t.Run("reply-only subscription delivers to its reply", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // TestTenThousandTriggers compiles a Broker with 10,000 Triggers with knc
@@ -108,17 +109,10 @@ spec:
 		t.Fatalf("the parts hold %d Triggers, want %d", n, triggers)
 	}
 
-	dir := t.TempDir()
-	k := &knc{t: t, dataDir: filepath.Join(dir, "data"), table: parts}
+	k := &knc{rig.NewKncServing(t, kncBinary, parts, debugLogging...)}
 	start = time.Now()
-	k.start()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("knc log:\n%s", k.log)
-		}
-		k.stop()
-	})
-	t.Logf("knc run ready with %d Triggers from %d files in %s; RSS %d MiB", triggers, files, time.Since(start).Round(time.Millisecond), rssKiB(t, k.cmd.Process.Pid)>>10)
+	k.Start()
+	t.Logf("knc run ready with %d Triggers from %d files in %s; RSS %d MiB", triggers, files, time.Since(start).Round(time.Millisecond), rssKiB(t, k.Pid())>>10)
 
 	for _, i := range []int{0, triggers / 2, triggers - 1} {
 		mustSend(t, k.brokerURL("b"), event{id: "e" + strconv.Itoa(i), typ: "com.example.t" + strconv.Itoa(i)})
@@ -128,7 +122,7 @@ spec:
 	}
 	// Each event is routed whole before its deliveries are sent: by now
 	// every delivery it made is stored, and counted.
-	if n := metric(t, k.url, "knc_deliveries_accepted_total", nil); n != 3 {
+	if n := metric(t, k.URL(), "knc_deliveries_accepted_total", nil); n != 3 {
 		t.Errorf("%v deliveries stored for 3 events that match one Trigger each", n)
 	}
 }

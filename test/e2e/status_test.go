@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 type statusList struct {
@@ -50,7 +51,7 @@ type statusObject struct {
 
 func getStatus(t *testing.T, k *knc) map[string]statusObject {
 	t.Helper()
-	resp, err := http.Get(k.url + "/status")
+	resp, err := http.Get(k.URL() + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +182,12 @@ func TestStatusAndHeldEvents(t *testing.T) {
 	// Adding the channel the trigger refers to makes it ready, and the held
 	// events flow on, through the channel, to its subscription.
 	okSince := st["Trigger/ok"].transition("Ready")
-	eventually(t, 5*time.Second, "the clock to move past the first status", func() bool {
+	rig.Eventually(t, 5*time.Second, "the clock to move past the first status", func() bool {
 		return time.Now().UTC().Format(time.RFC3339) != okSince
 	})
 	tbl.Channels = append(tbl.Channels, channel("later", routing.Subscription{Object: obj("later-sub"), Subscriber: &routing.Destination{URI: sub.url("/later")}}))
-	k.reload(tbl)
-	eventually(t, 10*time.Second, "trigger to-later to become ready", func() bool {
+	k.Reload(tbl)
+	rig.Eventually(t, 10*time.Second, "trigger to-later to become ready", func() bool {
 		return getStatus(t, k)["Trigger/to-later"].condition("Ready") == "True Ready"
 	})
 	if got := ids(sub.waitFor(t, "/later", 3)); len(got) != 3 || got[0] != "h1" || got[2] != "h3" {
@@ -202,7 +203,7 @@ func TestStatusAndHeldEvents(t *testing.T) {
 	if st["Trigger/missing"].condition("Ready") != "False Unresolved" {
 		t.Errorf("trigger missing became ready")
 	}
-	if got := metric(t, k.url, "knc_events_dropped_total", nil); got != 0 {
+	if got := metric(t, k.URL(), "knc_events_dropped_total", nil); got != 0 {
 		t.Errorf("knc_events_dropped_total = %v, want 0: held events must not be dropped", got)
 	}
 }

@@ -76,12 +76,28 @@ func StartKnc(t testing.TB, bin string, table *routing.Table, args ...string) *K
 	return k
 }
 
-// NewKnc prepares a `knc run` of table plus args, not started.
+// NewKnc prepares a `knc run` of table plus args, not started. The args
+// follow the rig's own flags, so a flag given in args overrides the rig's
+// value for it (the last one given wins).
 func NewKnc(t testing.TB, bin string, table *routing.Table, args ...string) *Knc {
 	t.Helper()
 	dir := t.TempDir()
-	k := &Knc{t: t, bin: bin, Table: filepath.Join(dir, "table.json"), DataDir: filepath.Join(dir, "data"), args: args}
-	WriteTable(t, k.Table, table)
+	tablePath := filepath.Join(dir, "table.json")
+	WriteTable(t, tablePath, table)
+	return newKnc(t, bin, tablePath, filepath.Join(dir, "data"), args)
+}
+
+// NewKncServing prepares a `knc run` of the routing table the caller laid
+// out at tablePath (a file, or a directory of parts as a pod mounts them)
+// plus args, not started, with a fresh data directory.
+func NewKncServing(t testing.TB, bin, tablePath string, args ...string) *Knc {
+	t.Helper()
+	return newKnc(t, bin, tablePath, filepath.Join(t.TempDir(), "data"), args)
+}
+
+func newKnc(t testing.TB, bin, tablePath, dataDir string, args []string) *Knc {
+	t.Helper()
+	k := &Knc{t: t, bin: bin, Table: tablePath, DataDir: dataDir, args: args}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("knc log (last process of %s):\n%s", k.Table, k.Log())
@@ -201,6 +217,11 @@ func (k *Knc) BrokerURL(namespace, name string) string {
 	return k.URL() + routing.BrokerPath(namespace, name)
 }
 
+// ChannelURL is the ingress of a Channel of the current process.
+func (k *Knc) ChannelURL(namespace, name string) string {
+	return k.URL() + routing.ChannelPath(namespace, name)
+}
+
 // Log is the stderr of the current process.
 func (k *Knc) Log() string {
 	k.mu.Lock()
@@ -250,7 +271,25 @@ func (k *Knc) Reload(table *routing.Table) {
 	k.Signal(syscall.SIGHUP)
 }
 
-// Stop sends SIGTERM, then SIGKILL after 20 seconds.
+// Terminate sends SIGTERM and returns how long the process took to exit.
+// A process still running after the grace period is killed and fails the
+// test.
+func (k *Knc) Terminate() time.Duration {
+	k.t.Helper()
+	cmd, done := k.current()
+	start := time.Now()
+	exited, err := terminate(cmd, done)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	if !exited {
+		k.t.Fatalf("knc still running %s after SIGTERM:\n%s", stopGrace, k.Log())
+	}
+	return time.Since(start)
+}
+
+// Stop sends SIGTERM, then SIGKILL after the grace period, unless the
+// process is gone already.
 func (k *Knc) Stop() {
 	cmd, done := k.current()
 	if cmd == nil {
@@ -261,12 +300,30 @@ func (k *Knc) Stop() {
 		return
 	default:
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := terminate(cmd, done); err != nil {
+		// The process exited between the check above and the signal.
+		<-done
+	}
+}
+
+// stopGrace is how long a process may take to exit after SIGTERM: longer
+// than any drain the tests configure.
+const stopGrace = 20 * time.Second
+
+// terminate sends SIGTERM to cmd and waits until done is closed, killing
+// the process when stopGrace passes first; exited says whether it went in
+// time.
+func terminate(cmd *exec.Cmd, done <-chan struct{}) (exited bool, err error) {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return false, fmt.Errorf("sending SIGTERM to knc: %w", err)
+	}
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+		return true, nil
+	case <-time.After(stopGrace):
 		_ = cmd.Process.Kill()
 		<-done
+		return false, nil
 	}
 }
 
