@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -51,7 +52,11 @@ func (e *Env) InstallCRDs(ctx context.Context, crds ...*apiextensionsv1.CustomRe
 	if err := envtest.CreateCRDs(e.admin, copies); err != nil {
 		return fmt.Errorf("kubetest: installing CRDs: %w", err)
 	}
-	if err := e.waitEstablished(ctx, copies); err != nil {
+	names := make([]string, len(copies))
+	for i, crd := range copies {
+		names[i] = crd.Name
+	}
+	if err := waitEstablished(ctx, e.admin, names); err != nil {
 		return err
 	}
 	opts := envtest.CRDInstallOptions{Scheme: crdScheme, PollInterval: 50 * time.Millisecond, MaxTime: crdTimeout}
@@ -128,19 +133,19 @@ func DecodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error
 	}
 }
 
-// waitEstablished polls until every CRD reports Established, or until a
-// CRD reports that its names were refused, which no amount of waiting
-// fixes.
-func (e *Env) waitEstablished(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
-	c, err := client.New(e.admin, client.Options{Scheme: crdScheme})
+// waitEstablished polls, as cfg, until every CRD named reports
+// Established, or until one reports that its names were refused, which no
+// amount of waiting fixes.
+func waitEstablished(ctx context.Context, cfg *rest.Config, names []string) error {
+	c, err := client.New(cfg, client.Options{Scheme: crdScheme})
 	if err != nil {
 		return fmt.Errorf("kubetest: %w", err)
 	}
-	for _, crd := range crds {
+	for _, name := range names {
 		var last string
 		err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			var got apiextensionsv1.CustomResourceDefinition
-			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, &got); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
 				last = err.Error()
 				return false, nil
 			}
@@ -156,7 +161,7 @@ func (e *Env) waitEstablished(ctx context.Context, crds []*apiextensionsv1.Custo
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("kubetest: CRD %s: %w (last seen: %s)", crd.Name, err, last)
+			return fmt.Errorf("kubetest: CRD %s: %w (last seen: %s)", name, err, last)
 		}
 	}
 	return nil

@@ -27,11 +27,17 @@
 // the permissions it grants (Env.ServiceAccount) and see the 403s a component
 // would see in a cluster. No controllers run: namespaces that are deleted stay
 // Terminating, garbage collection does not happen, and nothing sets a
-// status but the test itself.
+// status but the test itself. Env.AggregateClusterRoles stands in for the
+// ClusterRole aggregation controller where a test needs aggregated rules.
+//
+// Applier applies what a GitOps tool would: Kustomize builds a
+// kustomization as Flux and Argo CD do, and Applier.Apply server-side
+// applies the objects, CRDs and namespaces first.
 //
 // This package is test support only. Nothing outside _test.go files may
 // import it, and it must not import knc's own packages: they test against it,
 // and an import back would be a cycle or would couple the harness to the code
 // under test. Its dependencies stay limited to client-go, apimachinery,
-// the apiextensions types and controller-runtime's envtest.
+// the apiextensions types, controller-runtime's envtest and kustomize's
+// API.
 package kubetest
