@@ -34,7 +34,7 @@ func BenchmarkReadyTriggers(b *testing.B) {
 		write("knc.yaml", "apiVersion: config.knc.dev/v1alpha1\nkind: Config\ndefaultNamespace: "+ns+"\n")
 		write("eventing.yaml", manifests.String())
 		_, objs := build(b, dir)
-		c.apply(b, objs)
+		c.deploy(b, objs)
 		table := &mountedTable{dir: b.TempDir()}
 		table.update(b, c.routesConfigMap(b, ns))
 		b.StartTimer()

@@ -91,7 +91,7 @@ func runtimeNamespaces(objs []*unstructured.Unstructured) []string {
 
 func (c *cluster) live(t testing.TB, o *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
-	got, err := c.dynamic.Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
+	got, err := c.Dynamic().Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (c *cluster) waitReady(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
 	poll(t, t.Context(), func() error {
 		for _, o := range objs {
-			got, err := c.dynamic.Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
+			got, err := c.Dynamic().Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ func TestExamples(t *testing.T) {
 	for _, example := range []string{"quickstart", "multi-namespace"} {
 		t.Run(example, func(t *testing.T) {
 			_, objs := build(t, filepath.Join("..", "..", "examples", example))
-			c.apply(t, objs)
+			c.deploy(t, objs)
 			applied := map[string]string{}
 			for _, o := range knative(objs) {
 				applied[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = c.live(t, o).GetResourceVersion()

@@ -19,18 +19,9 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/knc-dev/knc/internal/kubetest"
 )
@@ -66,7 +57,6 @@ var (
 	triggers      = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "triggers"}
 	channels      = schema.GroupVersionResource{Group: "messaging.knative.dev", Version: "v1", Resource: "channels"}
 	subscriptions = schema.GroupVersionResource{Group: "messaging.knative.dev", Version: "v1", Resource: "subscriptions"}
-	clusterRoles  = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
@@ -77,35 +67,14 @@ var knativeResources = map[string]schema.GroupVersionResource{
 
 // cluster is the API server and the admin clients the test applies with.
 type cluster struct {
-	env     *kubetest.Env
-	dynamic dynamic.Interface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	env *kubetest.Env
+	*kubetest.Applier
 }
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	env := kubetest.Current(t)
-	dyn, err := dynamic.NewForConfig(env.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(env.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{env: env, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
-}
-
-func (c *cluster) resource(o *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
-	gvk := o.GroupVersionKind()
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, err
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return c.dynamic.Resource(m.Resource).Namespace(o.GetNamespace()), nil
-	}
-	return c.dynamic.Resource(m.Resource), nil
+	return &cluster{env: env, Applier: env.Applier(t)}
 }
 
 // knc runs the knc binary and returns its standard output.
@@ -126,102 +95,25 @@ func build(t testing.TB, dir string) (string, []*unstructured.Unstructured) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	knc(t, "build", dir, "-o", out)
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), out)
+	objs, err := kubetest.Kustomize(out)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", out, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, r := range m.Resources() {
-		obj, err := r.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: obj})
+		t.Fatal(err)
 	}
 	return out, objs
 }
 
-// apply server-side applies objs in kustomize's order (CRDs and namespaces
-// first, each waited for), as the GitOps tools do.
-func (c *cluster) apply(t testing.TB, objs []*unstructured.Unstructured) {
+// deploy server-side applies objs (CRDs and namespaces first, each waited
+// for), as the GitOps tools do, and aggregates the ClusterRoles as the
+// controller manager would.
+func (c *cluster) deploy(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	rank := func(o *unstructured.Unstructured) int {
-		switch o.GetKind() {
-		case "CustomResourceDefinition":
-			return 0
-		case "Namespace":
-			return 1
-		}
-		return 2
-	}
-	sorted := slices.Clone(objs)
-	slices.SortStableFunc(sorted, func(a, b *unstructured.Unstructured) int { return rank(a) - rank(b) })
-	for i, o := range sorted {
-		if i > 0 && rank(sorted[i-1]) == 0 && rank(o) > 0 {
-			c.waitCRDs(t, ctx, sorted[:i])
-		}
-		r, err := c.resource(o)
-		if err != nil {
-			t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-		if _, err := r.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "gitops", Force: true}); err != nil {
-			t.Fatalf("server-side apply of %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
-		}
-	}
-	c.aggregateClusterRoles(t, ctx)
-}
-
-func (c *cluster) waitCRDs(t testing.TB, ctx context.Context, crds []*unstructured.Unstructured) {
-	t.Helper()
-	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	poll(t, ctx, func() error {
-		for _, crd := range crds {
-			got, err := c.dynamic.Resource(gvr).Get(ctx, crd.GetName(), metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if !hasCondition(got, "Established", "True") {
-				return fmt.Errorf("CRD %s is not established", crd.GetName())
-			}
-		}
-		return nil
-	})
-	c.mapper.Reset()
-}
-
-// aggregateClusterRoles does what the controller manager's ClusterRole
-// aggregation controller does, which the test cluster does not run: the
-// rules of every ClusterRole with an aggregationRule become those of the
-// ClusterRoles its selectors match.
-func (c *cluster) aggregateClusterRoles(t testing.TB, ctx context.Context) {
-	t.Helper()
-	cs := c.env.Clientset().RbacV1().ClusterRoles()
-	list, err := cs.List(ctx, metav1.ListOptions{})
-	if err != nil {
+	if err := c.Apply(ctx, objs, kubetest.ApplyOptions{FieldManager: "gitops"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, agg := range list.Items {
-		if agg.AggregationRule == nil {
-			continue
-		}
-		var rules []rbacv1.PolicyRule
-		for _, sel := range agg.AggregationRule.ClusterRoleSelectors {
-			s, err := metav1.LabelSelectorAsSelector(&sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, part := range list.Items {
-				if part.Name != agg.Name && s.Matches(labels.Set(part.Labels)) {
-					rules = append(rules, part.Rules...)
-				}
-			}
-		}
-		agg.Rules = rules
-		if _, err := cs.Update(ctx, &agg, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("aggregating ClusterRole %s: %v", agg.Name, err)
-		}
+	if _, err := c.env.AggregateClusterRoles(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -244,11 +136,6 @@ func poll(t testing.TB, ctx context.Context, f func() error) {
 		case <-tick.C:
 		}
 	}
-}
-
-func hasCondition(u *unstructured.Unstructured, condType, status string) bool {
-	c := condition(u, condType)
-	return c != nil && c["status"] == status
 }
 
 func condition(u *unstructured.Unstructured, condType string) map[string]any {
@@ -328,7 +215,7 @@ func (m *mountedTable) update(t testing.TB, data []byte) {
 func (c *cluster) routesConfigMap(t testing.TB, ns string) []byte {
 	t.Helper()
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	d, err := c.dynamic.Resource(deployments).Namespace(ns).Get(t.Context(), "knc-runtime", metav1.GetOptions{})
+	d, err := c.Dynamic().Resource(deployments).Namespace(ns).Get(t.Context(), "knc-runtime", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +230,7 @@ func (c *cluster) routesConfigMap(t testing.TB, ns string) []byte {
 	if name == "" {
 		t.Fatalf("the runtime Deployment of %s mounts no routing ConfigMap", ns)
 	}
-	cm, err := c.dynamic.Resource(configMaps).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	cm, err := c.Dynamic().Resource(configMaps).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ spec:
 // setSink creates or updates the Sink sink-a with address url.
 func (c *cluster) setSink(t testing.TB, ns, url string) {
 	t.Helper()
-	r := c.dynamic.Resource(sinks).Namespace(ns)
+	r := c.Dynamic().Resource(sinks).Namespace(ns)
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "test.knc.dev/v1", "kind": "Sink",
 		"metadata": map[string]any{"name": "sink-a", "namespace": ns},
@@ -110,7 +110,7 @@ func (c *cluster) setSink(t testing.TB, ns, url string) {
 
 func (c *cluster) get(t testing.TB, kind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	got, err := c.dynamic.Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	got, err := c.Dynamic().Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func (c *cluster) waitCondition(t testing.TB, kind, ns, name, condType, status, 
 	var got *unstructured.Unstructured
 	poll(t, t.Context(), func() error {
 		var err error
-		got, err = c.dynamic.Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+		got, err = c.Dynamic().Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func TestGitOpsLoop(t *testing.T) {
 	if err := c.env.InstallCRDYAML(ctx, []byte(sinkCRD)); err != nil {
 		t.Fatal(err)
 	}
-	c.mapper.Reset()
+	c.ResetDiscovery()
 	// The Sink kind takes part in Addressable resolution as the
 	// control-plane contract asks: a ClusterRole labelled for aggregation.
 	_, err := c.env.Clientset().RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
@@ -163,7 +163,7 @@ func TestGitOpsLoop(t *testing.T) {
 	c.setSink(t, ns, sink.url+"/duck")
 
 	_, objs := build(t, project(t, ns, sink.url, ""))
-	c.apply(t, objs)
+	c.deploy(t, objs)
 	table := &mountedTable{dir: t.TempDir()}
 	table.update(t, c.routesConfigMap(t, ns))
 	rt := c.startRuntime(t, ns, table)
@@ -191,7 +191,7 @@ func TestGitOpsLoop(t *testing.T) {
 	sink.waitFor(t, "/note", "c1")
 
 	t.Run("deleted Addressable", func(t *testing.T) {
-		if err := c.dynamic.Resource(sinks).Namespace(ns).Delete(ctx, "sink-a", metav1.DeleteOptions{}); err != nil {
+		if err := c.Dynamic().Resource(sinks).Namespace(ns).Delete(ctx, "sink-a", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		got := c.waitCondition(t, "Trigger", ns, "duck", "SubscriberResolved", "False", "Unresolved")
@@ -222,14 +222,14 @@ func TestGitOpsLoop(t *testing.T) {
 			"metadata": map[string]any{"name": "orphan", "namespace": ns},
 			"spec":     map[string]any{"broker": "nope", "subscriber": map[string]any{"uri": sink.url + "/orphan"}},
 		}}
-		if _, err := c.dynamic.Resource(triggers).Namespace(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Dynamic().Resource(triggers).Namespace(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		got := c.waitCondition(t, "Trigger", ns, "orphan", "Ready", "False", "BrokerDoesNotExist")
 		if cond := condition(got, "BrokerReady"); cond["status"] != "False" || !strings.Contains(fmt.Sprint(cond["message"]), ns+"/nope") {
 			t.Errorf("BrokerReady = %v, want False naming the Broker %s/nope", cond, ns)
 		}
-		if err := c.dynamic.Resource(triggers).Namespace(ns).Delete(ctx, "orphan", metav1.DeleteOptions{}); err != nil {
+		if err := c.Dynamic().Resource(triggers).Namespace(ns).Delete(ctx, "orphan", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -237,7 +237,7 @@ func TestGitOpsLoop(t *testing.T) {
 	t.Run("spec edited by hand", func(t *testing.T) {
 		direct := c.get(t, "Trigger", ns, "direct")
 		_ = unstructured.SetNestedField(direct.Object, "refund", "spec", "filter", "attributes", "type")
-		if _, err := c.dynamic.Resource(triggers).Namespace(ns).Update(ctx, direct, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		if _, err := c.Dynamic().Resource(triggers).Namespace(ns).Update(ctx, direct, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 			t.Fatal(err)
 		}
 		got := c.waitCondition(t, "Trigger", ns, "direct", "Ready", "False", "NotCompiled")
@@ -274,7 +274,7 @@ spec:
 			t.Fatal(err)
 		}
 		_, objs2 := build(t, dir)
-		c.apply(t, objs2)
+		c.deploy(t, objs2)
 		// Applied but not yet mounted: the new Trigger is not served.
 		c.waitCondition(t, "Trigger", ns, "late", "Ready", "False", "NotCompiled")
 		table.update(t, c.routesConfigMap(t, ns))
@@ -347,12 +347,12 @@ spec:
 		t.Fatal(err)
 	}
 	_, objs := build(t, dir)
-	c.apply(t, objs)
+	c.deploy(t, objs)
 
 	edit := func(kind, name string, change func(u *unstructured.Unstructured)) error {
 		u := c.get(t, kind, ns, name)
 		change(u)
-		_, err := c.dynamic.Resource(knativeResources[kind]).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		_, err := c.Dynamic().Resource(knativeResources[kind]).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
 		return err
 	}
 	tests := []struct {
