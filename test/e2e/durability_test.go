@@ -110,18 +110,7 @@ func testInterruptedLoad(t *testing.T, crash bool) {
 	l.halt()
 
 	accepted := l.accepted
-	rig.Eventually(t, 90*time.Second, fmt.Sprintf("all %d accepted events to be delivered", len(accepted)), func() bool {
-		seen := map[string]bool{}
-		for _, r := range sub.requests("/slow") {
-			seen[r.ID()] = true
-		}
-		for _, id := range accepted {
-			if !seen[id] {
-				return false
-			}
-		}
-		return true
-	})
+	rig.Eventually(t, 90*time.Second, fmt.Sprintf("all %d accepted events to be delivered", len(accepted)), func() bool { return sub.receivedAll("/slow", accepted) })
 	counts := map[string]int{}
 	for _, r := range sub.requests("/slow") {
 		counts[r.ID()]++

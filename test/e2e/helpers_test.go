@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +92,20 @@ func (s *subscriber) requests(path string) []request {
 		}
 	}
 	return out
+}
+
+// receivedAll reports whether path has received every event of ids.
+func (s *subscriber) receivedAll(path string, ids []string) bool {
+	seen := map[string]bool{}
+	for _, r := range s.requests(path) {
+		seen[r.ID()] = true
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // waitFor waits until path has received at least n requests.
@@ -193,39 +204,15 @@ func mustSend(t testing.TB, url string, e event) {
 	}
 }
 
-// metric returns the value of the sample of name whose labels include
+// metric returns the sum of the samples of name whose labels include
 // labels, or 0 when there is none.
 func metric(t testing.TB, baseURL, name string, labels map[string]string) float64 {
 	t.Helper()
-	resp, err := http.Get(baseURL + "/metrics")
+	v, err := rig.Metric(baseURL, name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var sum float64
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		ok := true
-		for k, v := range labels {
-			if !strings.Contains(line, k+`="`+v+`"`) {
-				ok = false
-			}
-		}
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("metric line %q: %v", line, err)
-		}
-		sum += f
-	}
-	return sum
+	return v
 }
 
 // Table builders.

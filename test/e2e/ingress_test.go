@@ -128,18 +128,7 @@ func TestIngressFullStoreAnswers503(t *testing.T) {
 	t.Logf("%d events accepted before the store was full", len(accepted))
 	close(release)
 
-	rig.Eventually(t, 60*time.Second, "every accepted event to be delivered", func() bool {
-		seen := map[string]bool{}
-		for _, r := range sub.requests("/slow") {
-			seen[r.ID()] = true
-		}
-		for _, id := range accepted {
-			if !seen[id] {
-				return false
-			}
-		}
-		return true
-	})
+	rig.Eventually(t, 60*time.Second, "every accepted event to be delivered", func() bool { return sub.receivedAll("/slow", accepted) })
 	// Once the backlog is delivered the store has room again.
 	rig.Eventually(t, 20*time.Second, "the ingress to accept events again", func() bool {
 		return send(t, k.brokerURL("b"), event{id: "after", typ: "t", body: payload}) == http.StatusAccepted
