@@ -28,9 +28,9 @@ func TestKustomize(t *testing.T) {
 	slices.Sort(got)
 	want := []string{
 		"ConfigMap kubetest-apply/settings kubetest-apply",
-		"CustomResourceDefinition /gadgets.kubetest.knc.dev kubetest-apply",
-		"Gadget kubetest-apply/first kubetest-apply",
+		"CustomResourceDefinition /sprockets.apply.kubetest.knc.dev kubetest-apply",
 		"Namespace /kubetest-apply kubetest-apply",
+		"Sprocket kubetest-apply/first kubetest-apply",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects built (-want +got):\n%s", diff)
@@ -53,7 +53,7 @@ func TestApplyOrdersGroups(t *testing.T) {
 	// Custom resource first, CRD and Namespace last, whatever order
 	// kustomize chose.
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		rank := map[string]int{"Gadget": 0, "ConfigMap": 1, "CustomResourceDefinition": 2, "Namespace": 3}
+		rank := map[string]int{"Sprocket": 0, "ConfigMap": 1, "CustomResourceDefinition": 2, "Namespace": 3}
 		return rank[a.GetKind()] - rank[b.GetKind()]
 	})
 	applier := env.Applier(t)
