@@ -142,13 +142,6 @@ func targetKind(k sourceKind) string {
 	return "trigger"
 }
 
-// drop gives up a delivery: it is counted for its source (by reason, as
-// knc_events_dropped_total) and as the delivery's outcome for its target.
-func (d *dispatch) drop(reason string) {
-	d.src.metrics.drop(reason)
-	d.t.account.drop(reason)
-}
-
 // countStored counts as accepted the deliveries JetStream stored for the
 // first time; a message it discarded as a duplicate of one stored before (a
 // route retried after a partial failure) was counted then.

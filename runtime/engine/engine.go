@@ -48,6 +48,8 @@ type Engine struct {
 	// acks calls them back when JetStream acknowledges one.
 	batchers map[string]*batcher
 	acks     *ackPublisher
+	// lanes make the first attempts of each source's deliveries.
+	lanes map[string]*lane
 	// work is the context of processing; cancelling it abandons the
 	// attempts in progress.
 	work       context.Context
@@ -263,7 +265,19 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 			}
 			src.batchers = append(src.batchers, b)
 		}
+		// A reloaded source keeps its lane, whose slots bound the first
+		// attempts of both plans.
+		if e.lanes == nil {
+			e.lanes = map[string]*lane{}
+		}
+		src.lane = e.lanes[src.names.id]
+		if src.lane == nil {
+			src.lane = newLane(e.opts.DeliveryConcurrency)
+			e.lanes[src.names.id] = src.lane
+		}
+		perTarget := targetSlots(e.opts.DeliveryConcurrency)
 		for _, tg := range src.targets {
+			tg.slots = make(chan struct{}, perTarget)
 			if !tg.ready {
 				e.log.Warn("holding events until its destinations resolve", "kind", tg.kind, "name", tg.obj.Key(), "reason", tg.notReady)
 			}
@@ -442,6 +456,10 @@ func (e *Engine) closeAll(ctx context.Context) error {
 	}
 	if err := e.waitStages(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("deliveries still in progress at the deadline: %w", err))
+	} else {
+		for _, l := range e.lanes {
+			l.close()
+		}
 	}
 	if e.nc != nil {
 		// Acknowledgements are buffered; send them before closing.
@@ -458,12 +476,19 @@ func (e *Engine) closeAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// waitStages waits for the messages in progress in every stage, and then
+// for the first attempts the route stages started.
 func (e *Engine) waitStages(ctx context.Context) error {
 	for _, pl := range e.pipelines {
 		for _, s := range pl.stages() {
 			if err := s.wait(ctx); err != nil {
 				return err
 			}
+		}
+	}
+	for _, l := range e.lanes {
+		if err := l.wait(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

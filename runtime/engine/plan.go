@@ -62,6 +62,8 @@ type source struct {
 	batchers []*batcher
 	// shard is the shard events go to while it has room.
 	shard atomic.Uint32
+	// lane makes the first attempts of its deliveries.
+	lane *lane
 }
 
 // batcher returns the batcher an event goes to: the current shard's while
@@ -104,6 +106,11 @@ type target struct {
 	ready    bool
 	notReady string
 	account  *targetAccount
+	// slots bound the first attempts in progress to the target (see
+	// lane.acquire); congestedUntil (Unix nanoseconds) is set when it had
+	// none free for a while.
+	slots          chan struct{}
+	congestedUntil atomic.Int64
 }
 
 func (t *target) retry() int {

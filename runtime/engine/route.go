@@ -18,11 +18,12 @@ const routeRetryDelay = time.Second
 
 // routeMsg is the route stage: it evaluates a Broker's Triggers once for an
 // event from the ingress stream (a Channel's Subscriptions all match) and
-// stores one delivery message per match. The ingress message is
-// acknowledged only once every delivery message is stored; if that fails,
-// the event is routed again later and JetStream discards the deliveries
-// already stored as duplicates (by message ID), so that each Trigger is
-// still evaluated into exactly one delivery.
+// makes the first attempt of each delivery, or stores it in the delivery
+// stream (see direct.go). The ingress message is acknowledged only once
+// every delivery ended or is stored; if storing fails, the event is routed
+// again later and JetStream discards the deliveries already stored as
+// duplicates (by message ID), so that each Trigger is still evaluated into
+// one stored delivery at most.
 func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	src := e.currentPlan().byID[id]
 	if src == nil {
@@ -51,38 +52,17 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 		e.settle(msg.Term(), "terminate", msg)
 		return
 	}
+	r := e.newRouting(src, msg, meta)
 	var buf [8]int
-	matched := src.match(ev, buf[:0])
-	if len(matched) == 0 {
-		e.settle(msg.Ack(), "acknowledge", msg)
-		return
+	for _, idx := range src.match(ev, buf[:0]) {
+		r.add(ctx, ev, msg.Headers(), msg.Data(), idx, fmt.Sprintf("%s:%d:%s", meta.Stream, meta.Sequence.Stream, src.targets[idx].token))
 	}
-	msgs := make([]*nats.Msg, len(matched))
-	ids := make([]string, len(matched))
-	for i, idx := range matched {
-		t := src.targets[idx]
-		st := stageSend
-		if !t.ready {
-			st = stageHoldSend
-		}
-		msgs[i] = forward(msg, src.names.subject(st, t.token))
-		ids[i] = msgID("route", msg, meta, t.token)
-	}
-	fresh := make([]bool, len(msgs))
-	if err := e.publishFresh(ctx, msgs, ids, fresh); err != nil {
-		e.log.Warn("could not store the deliveries of an event; routing it again later",
-			src.kind.String(), src.obj.Key(), "event", ev.ID(), "error", err)
-		countStored(src, matched, fresh)
-		e.settle(msg.NakWithDelay(routeRetryDelay), "release", msg)
-		return
-	}
-	countStored(src, matched, fresh)
-	e.settle(msg.Ack(), "acknowledge", msg)
+	r.finish(ctx)
 }
 
 // routeBatch routes the events of a batch message as routeMsg routes one:
-// the message is acknowledged once the deliveries of all its events are
-// stored. A delivery's message ID names the event by its place in the
+// the message is acknowledged once the deliveries of all its events ended
+// or are stored. A delivery's message ID names the event by its place in the
 // batch, so that routing the batch again stores nothing twice. An event
 // that cannot be read is dropped alone.
 func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) {
@@ -92,12 +72,8 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 		e.settle(msg.Term(), "terminate", msg)
 		return
 	}
-	var (
-		msgs    []*nats.Msg
-		ids     []string
-		matched []int
-		buf     [8]int
-	)
+	r := e.newRouting(src, msg, meta)
+	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
 		h, data, next, err := cehttp.NextRecord(rest)
@@ -113,39 +89,11 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 			src.metrics.drop(dropUnreadable)
 			continue
 		}
-		for j, idx := range src.match(ev, buf[:0]) {
-			t := src.targets[idx]
-			st := stageSend
-			if !t.ready {
-				st = stageHoldSend
-			}
-			// Each delivery gets its own headers: publishing adds its ID.
-			dh := h
-			if j > 0 {
-				dh = make(nats.Header, len(h)+1)
-				for k, v := range h {
-					dh[k] = v
-				}
-			}
-			msgs = append(msgs, &nats.Msg{Subject: src.names.subject(st, t.token), Header: dh, Data: data})
-			ids = append(ids, fmt.Sprintf("route:%s:%d.%d:%s", meta.Stream, meta.Sequence.Stream, i, t.token))
-			matched = append(matched, idx)
+		for _, idx := range src.match(ev, buf[:0]) {
+			r.add(ctx, ev, h, data, idx, fmt.Sprintf("%s:%d.%d:%s", meta.Stream, meta.Sequence.Stream, i, src.targets[idx].token))
 		}
 	}
-	if len(msgs) == 0 {
-		e.settle(msg.Ack(), "acknowledge", msg)
-		return
-	}
-	fresh := make([]bool, len(msgs))
-	err := e.publishFresh(ctx, msgs, ids, fresh)
-	countStored(src, matched, fresh)
-	if err != nil {
-		e.log.Warn("could not store the deliveries of a batch of events; routing it again later",
-			src.kind.String(), src.obj.Key(), "events", len(msgs), "error", err)
-		e.settle(msg.NakWithDelay(routeRetryDelay), "release", msg)
-		return
-	}
-	e.settle(msg.Ack(), "acknowledge", msg)
+	r.finish(ctx)
 }
 
 // match returns the indexes in s.targets of the targets ev goes to, in

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/resolve"
+)
+
+// attempt is one try at delivering one event to one target, made by the
+// route stage (the first try, see direct.go) or by the dispatch stage (a
+// retry, or a delivery the route stage stored). It knows nothing of where
+// the event is kept: it says what should happen next, and its caller
+// settles the message or stores the delivery accordingly.
+type attempt struct {
+	e   *Engine
+	src *source
+	t   *target
+	ev  *event.Event
+	// n is the attempt number, from 1.
+	n int
+	// accepted is the ingress's knc-accepted header of the event.
+	accepted []string
+	// id names the delivery in the message IDs of what the attempt stores
+	// (a dead letter, a reply), so that trying again stores nothing twice.
+	id string
+	// countAccepted makes the attempt count its delivery as accepted when
+	// it counts its outcome: a first attempt made by the route stage has no
+	// stored message that counted it.
+	countAccepted bool
+}
+
+// next says what is left to do after an attempt.
+type next int
+
+const (
+	// nextNothing: the delivery ended (delivered, dead-lettered, dropped;
+	// counted), or it was handed to its dead-letter stage.
+	nextNothing next = iota
+	// nextRetry: attempt again after the delay.
+	nextRetry
+	// nextRelease: shutting down; attempt again after the restart, without
+	// counting this one.
+	nextRelease
+)
+
+// verdict is what an attempt leaves to its caller.
+type verdict struct {
+	next  next
+	delay time.Duration
+}
+
+func (a *attempt) logAttrs(args ...any) []any {
+	return append([]any{a.src.kind.String(), a.src.obj.Key(), strings.ToLower(a.t.kind), a.t.obj.Key(), "event", a.ev.ID(), "attempt", a.n}, args...)
+}
+
+// budget is how long the attempt may take at most.
+func (a *attempt) budget() time.Duration {
+	b := a.t.timeout(a.e.opts.AttemptTimeout)
+	if a.t.replyURL != "" {
+		b *= 2
+	}
+	return b
+}
+
+func (a *attempt) send(ctx context.Context, ev *event.Event, url string) delivery.Result {
+	start := time.Now()
+	r := a.e.sender.Attempt(ctx, ev, url, a.t.format(), a.t.timeout(a.e.opts.AttemptTimeout))
+	a.src.metrics.attemptDuration.Observe(time.Since(start).Seconds())
+	return r
+}
+
+func (a *attempt) countAccept() {
+	if a.countAccepted {
+		a.t.account.accepted.Inc()
+	}
+}
+
+// drop gives up the delivery: it is counted for its source (by reason, as
+// knc_events_dropped_total) and as the delivery's outcome for its target.
+func (a *attempt) drop(reason string) {
+	a.countAccept()
+	a.src.metrics.drop(reason)
+	a.t.account.drop(reason)
+}
+
+var release = verdict{next: nextRelease}
+
+// deliver makes the attempt to the target's subscriber.
+func (a *attempt) deliver(ctx context.Context) verdict {
+	r := a.send(ctx, a.ev, a.t.deliverURL)
+	if ctx.Err() != nil {
+		return release
+	}
+	failedURL := a.t.deliverURL
+	if r.Success && r.Reply != nil {
+		switch {
+		case a.t.kind == resolve.KindTrigger:
+			if err := a.enqueueReply(ctx, r.Reply); err != nil {
+				if ctx.Err() != nil {
+					return release
+				}
+				// The reply is part of the delivery: failing to store it
+				// fails the delivery, which is retried.
+				r = delivery.Result{Retryable: true, Err: fmt.Errorf("storing the reply: %w", err)}
+			}
+		case a.t.replyURL != "":
+			rr := a.send(ctx, r.Reply, a.t.replyURL)
+			if ctx.Err() != nil {
+				return release
+			}
+			if !rr.Success {
+				r, failedURL = rr, a.t.replyURL
+			}
+		default:
+			a.e.log.Info("dropping a reply: the subscription has no reply destination", a.logAttrs("reply", r.Reply.ID())...)
+			a.src.metrics.drop(dropNoReplyDestination)
+		}
+	}
+	if !r.Success && !a.e.accepting.Load() {
+		// Shutting down: the failure may be this runtime's own ingress
+		// going away. Nothing is final while draining; the delivery is
+		// tried again after the restart.
+		return release
+	}
+	if r.Success {
+		a.countAccept()
+		a.src.metrics.delivered.Inc()
+		a.t.account.delivered.Inc()
+		if at, ok := acceptedAt(nats.Header{headerAccepted: a.accepted}); ok {
+			a.src.metrics.latency.Observe(time.Since(at).Seconds())
+		}
+		return verdict{}
+	}
+	if v, ok := a.retry(r); ok {
+		return v
+	}
+	if a.t.deadLetterURL == "" {
+		a.e.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
+		a.drop(dropNoDeadLetterSink)
+		return verdict{}
+	}
+	dl := delivery.DeadLetter(a.ev, failedURL, r)
+	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
+	if len(a.accepted) > 0 {
+		out.Header[headerAccepted] = a.accepted
+	}
+	fresh := []bool{false}
+	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id}, fresh); err != nil {
+		if ctx.Err() != nil {
+			return release
+		}
+		a.e.log.Warn("could not store an event for its dead-letter sink; retrying the delivery later", a.logAttrs("error", err)...)
+		return verdict{next: nextRetry, delay: routeRetryDelay}
+	}
+	if fresh[0] {
+		a.countAccept()
+	}
+	a.e.log.Info("sending an event that could not be delivered to the dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
+	return verdict{}
+}
+
+// deadLetter delivers an event of the dead stage to the dead-letter sink,
+// retried like the delivery it replaces.
+func (a *attempt) deadLetter(ctx context.Context) verdict {
+	if a.t.deadLetterURL == "" {
+		// A reload removed the sink after the event was set aside for it.
+		a.e.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", a.logAttrs()...)
+		a.drop(dropNoDeadLetterSink)
+		return verdict{}
+	}
+	r := a.send(ctx, a.ev, a.t.deadLetterURL)
+	if ctx.Err() != nil {
+		return release
+	}
+	if !r.Success && !a.e.accepting.Load() {
+		return release
+	}
+	if r.Success {
+		a.src.metrics.deadLettered.Inc()
+		a.t.account.deadLettered.Inc()
+		return verdict{}
+	}
+	if v, ok := a.retry(r); ok {
+		return v
+	}
+	a.e.log.Error("dropping an event: its dead-letter sink did not accept it either", a.logAttrs(resultAttrs(a.t.deadLetterURL, r)...)...)
+	a.drop(dropDeadLetterFailed)
+	return verdict{}
+}
+
+// retry schedules another attempt after a failed one, if the delivery
+// options allow one.
+func (a *attempt) retry(r delivery.Result) (verdict, bool) {
+	if !r.Retryable || a.n > a.t.retry() {
+		return verdict{}, false
+	}
+	delay := delivery.RetryDelay(a.t.delivery, a.n, r)
+	a.e.log.Debug("delivery attempt failed; retrying", a.logAttrs(append(resultAttrs("", r), "delay", delay)...)...)
+	a.src.metrics.retried.Inc()
+	return verdict{next: nextRetry, delay: delay}, true
+}
+
+func resultAttrs(url string, r delivery.Result) []any {
+	attrs := []any{"status", r.StatusCode}
+	if url != "" {
+		attrs = append(attrs, "url", url)
+	}
+	if r.Err != nil {
+		attrs = append(attrs, "error", r.Err)
+	}
+	return attrs
+}
+
+// errTTL reports a reply dropped because the loop limit was reached.
+var errTTL = errors.New("ttl exhausted")
+
+// enqueueReply stores a Trigger's reply in its Broker's ingress stream, so
+// that it is evaluated against every Trigger of the Broker, with the TTL
+// decremented. A reply that would reach TTL 0 is dropped (not an error:
+// the delivery itself succeeded).
+func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
+	ttl, ok := ttlOf(a.ev)
+	if !ok {
+		ttl = a.e.opts.DefaultTTL
+	}
+	if rt, ok := ttlOf(reply); ok && rt < ttl {
+		ttl = rt
+	}
+	ttl--
+	if ttl <= 0 {
+		a.e.log.Info("dropping a reply: the event's TTL is exhausted, which usually means a reply loop",
+			a.logAttrs("reply", reply.ID(), "reason", errTTL)...)
+		a.src.metrics.drop(dropTTL)
+		return nil
+	}
+	reply.SetExtension(ExtensionTTL, ttl)
+	out := cehttp.ToNATS(reply, a.src.names.in)
+	stamp(out, time.Now())
+	fresh := []bool{false}
+	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"reply:" + a.id}, fresh); err != nil {
+		return err
+	}
+	if fresh[0] {
+		a.src.metrics.replies.Inc()
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// First attempts.
+//
+// Storing a delivery message, handing it to the dispatch stage and removing
+// it again costs more than the HTTP attempt it waits for, and almost every
+// delivery succeeds at its first attempt. So the route stage makes the
+// first attempt itself, from the event it has just read, and stores a
+// delivery in the delivery stream only when that attempt asks for a retry,
+// or when the target cannot take one more attempt now (it is not ready, or
+// it has as many in progress as it may and none ended for a while: a slow
+// subscriber must not hold back the others). The ingress message is
+// acknowledged once each of its deliveries ended or is stored, so that an
+// accepted event is still never lost: a crash before that routes the
+// message again, and its deliveries are attempted again (at least once).
+
+// Tuning of first attempts.
+const (
+	// slotWait is how long routing waits for a target to take one more
+	// first attempt before storing the delivery for the dispatch stage.
+	slotWait = 50 * time.Millisecond
+	// targetShare is the share of a source's first attempts in progress
+	// that one target may have, so that one slow subscriber leaves room
+	// for the others.
+	targetShare = 0.75
+)
+
+// Headers of a delivery the route stage stored after an attempt of its own.
+const (
+	// headerAttempts is how many attempts were made before it was stored.
+	headerAttempts = "Knc-Attempts"
+	// headerNotBefore is when the next attempt is due (Unix nanoseconds).
+	headerNotBefore = "Knc-Not-Before"
+)
+
+// retryOf reads the headers of a delivery stored after an attempt.
+func retryOf(h nats.Header) (prior int, notBefore time.Time, ok bool) {
+	a, nb := h[headerAttempts], h[headerNotBefore]
+	if len(a) == 0 || len(nb) == 0 {
+		return 0, time.Time{}, false
+	}
+	n, err1 := strconv.Atoi(a[0])
+	t, err2 := strconv.ParseInt(nb[0], 10, 64)
+	if err1 != nil || err2 != nil || n < 0 {
+		return 0, time.Time{}, false
+	}
+	return n, time.Unix(0, t), true
+}
+
+// lane runs the first attempts of one Broker or Channel: at most
+// DeliveryConcurrency at a time, on workers that are started as needed and
+// kept. It outlives reloads.
+type lane struct {
+	slots   chan struct{}
+	jobs    chan func()
+	idle    atomic.Int32
+	spawned atomic.Int32
+	running sync.WaitGroup
+}
+
+func newLane(capacity int) *lane {
+	return &lane{slots: make(chan struct{}, capacity), jobs: make(chan func(), capacity)}
+}
+
+func targetSlots(capacity int) int {
+	return max(1, int(float64(capacity)*targetShare))
+}
+
+// acquire takes a slot of the lane and one of t, waiting at most slotWait
+// for them. A target that had to wait that long is congested: the next
+// deliveries to it are stored without waiting, until slotWait has passed.
+func (l *lane) acquire(t *target, timer **time.Timer) bool {
+	if until := t.congestedUntil.Load(); until != 0 && time.Now().UnixNano() < until {
+		return false
+	}
+	select {
+	case t.slots <- struct{}{}:
+	default:
+		if !waitSlot(t.slots, timer) {
+			t.congestedUntil.Store(time.Now().Add(slotWait).UnixNano())
+			return false
+		}
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		if waitSlot(l.slots, timer) {
+			return true
+		}
+		<-t.slots
+		return false
+	}
+}
+
+func waitSlot(slots chan struct{}, timer **time.Timer) bool {
+	if *timer == nil {
+		*timer = time.NewTimer(slotWait)
+	} else {
+		(*timer).Reset(slotWait)
+	}
+	select {
+	case slots <- struct{}{}:
+		(*timer).Stop()
+		return true
+	case <-(*timer).C:
+		return false
+	}
+}
+
+// run has a worker run job, which must end with l.release.
+func (l *lane) run(job func()) {
+	l.running.Add(1)
+	l.jobs <- job
+	if queued := len(l.jobs); queued > int(l.idle.Load()) && l.spawned.Load() < int32(cap(l.slots)) {
+		if l.spawned.Add(1) <= int32(cap(l.slots)) {
+			go l.worker()
+		} else {
+			l.spawned.Add(-1)
+		}
+	}
+}
+
+func (l *lane) worker() {
+	for {
+		l.idle.Add(1)
+		job, ok := <-l.jobs
+		l.idle.Add(-1)
+		if !ok {
+			return
+		}
+		job()
+	}
+}
+
+func (l *lane) release(t *target) {
+	<-t.slots
+	<-l.slots
+	l.running.Done()
+}
+
+// close ends the workers; no attempt may start after it.
+func (l *lane) close() { close(l.jobs) }
+
+// wait waits for the first attempts in progress, or for ctx to end.
+func (l *lane) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		l.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// routed is the routing of one ingress message: the deliveries it stores
+// and the first attempts it makes. The message is settled when the last of
+// them ends.
+type routed struct {
+	e    *Engine
+	src  *source
+	msg  jetstream.Msg
+	meta *jetstream.MsgMetadata
+	lane *lane
+
+	// Deliveries stored without an attempt: to targets not ready, or that
+	// cannot take one more attempt now.
+	stored  []*nats.Msg
+	ids     []string
+	matched []int
+
+	timer   *time.Timer
+	budget  time.Duration
+	pending atomic.Int32
+	// failed: a delivery could not be stored; the message is routed again.
+	failed atomic.Bool
+	// released: shutting down; the message is routed again after the
+	// restart.
+	released  atomic.Bool
+	stopClaim func()
+}
+
+func (e *Engine) newRouting(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
+	r := &routed{e: e, src: src, msg: msg, meta: meta, lane: src.lane}
+	r.pending.Store(1)
+	return r
+}
+
+// add routes one event to the target src.targets[idx]. h and data are the
+// event as stored; id names the delivery.
+func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data []byte, idx int, id string) {
+	t := r.src.targets[idx]
+	if !t.ready {
+		r.store(r.src.names.subject(stageHoldSend, t.token), h, data, idx, id)
+		return
+	}
+	if r.lane == nil || !r.lane.acquire(t, &r.timer) {
+		r.store(r.src.names.subject(stageSend, t.token), h, data, idx, id)
+		return
+	}
+	a := &attempt{e: r.e, src: r.src, t: t, ev: ev, n: 1, accepted: h[headerAccepted], id: id, countAccepted: true}
+	if b := a.budget(); b > r.budget {
+		r.budget = b
+	}
+	r.pending.Add(1)
+	r.lane.run(func() {
+		defer r.lane.release(t)
+		r.settleAttempt(ctx, a, a.deliver(ctx), h, data)
+	})
+}
+
+// store keeps a delivery to be stored when routing ends. Each delivery gets
+// its own headers: publishing adds its ID.
+func (r *routed) store(subject string, h nats.Header, data []byte, idx int, id string) {
+	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(h, 1), Data: data})
+	r.ids = append(r.ids, "route:"+id)
+	r.matched = append(r.matched, idx)
+}
+
+// cloneHeader copies h without the headers JetStream set when it was
+// stored, with room for extra more.
+func cloneHeader(h nats.Header, extra int) nats.Header {
+	c := make(nats.Header, len(h)+extra)
+	for k, v := range h {
+		if !strings.HasPrefix(k, "Nats-") {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// settleAttempt stores the delivery of a first attempt that left something
+// to do, then counts the attempt as ended.
+func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, h nats.Header, data []byte) {
+	defer r.done()
+	prior, delay := a.n, v.delay
+	switch v.next {
+	case nextNothing:
+		return
+	case nextRelease:
+		if ctx.Err() != nil {
+			r.released.Store(true)
+			return
+		}
+		// Draining: store it for the dispatch stage after the restart,
+		// this attempt not counted.
+		prior, delay = a.n-1, 0
+	}
+	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: cloneHeader(h, 3), Data: data}
+	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
+	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
+	fresh := []bool{false}
+	if err := r.e.publishFresh(ctx, []*nats.Msg{out}, []string{"route:" + a.id}, fresh); err != nil {
+		if ctx.Err() != nil {
+			r.released.Store(true)
+			return
+		}
+		r.e.log.Warn("could not store a delivery to retry; routing the event again later", a.logAttrs("error", err)...)
+		r.failed.Store(true)
+		return
+	}
+	if fresh[0] {
+		a.t.account.accepted.Inc()
+	}
+}
+
+// finish stores the deliveries routing kept, and settles the message once
+// the first attempts end too.
+func (r *routed) finish(ctx context.Context) {
+	if len(r.stored) > 0 {
+		fresh := make([]bool, len(r.stored))
+		err := r.e.publishFresh(ctx, r.stored, r.ids, fresh)
+		countStored(r.src, r.matched, fresh)
+		if err != nil {
+			r.e.log.Warn("could not store the deliveries of an event; routing it again later",
+				r.src.kind.String(), r.src.obj.Key(), "deliveries", len(r.stored), "error", err)
+			r.failed.Store(true)
+		}
+	}
+	if r.pending.Load() > 1 {
+		r.stopClaim = keepClaim(r.msg, r.budget, r.e.opts.AckWait)
+	}
+	r.done()
+}
+
+func (r *routed) done() {
+	if r.pending.Add(-1) != 0 {
+		return
+	}
+	if r.stopClaim != nil {
+		r.stopClaim()
+	}
+	switch {
+	case r.released.Load():
+		r.e.settle(r.msg.Nak(), "release", r.msg)
+	case r.failed.Load():
+		r.e.settle(r.msg.NakWithDelay(routeRetryDelay), "release", r.msg)
+	default:
+		r.e.settle(r.msg.Ack(), "acknowledge", r.msg)
+	}
+}
