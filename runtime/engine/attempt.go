@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,11 +32,38 @@ type attempt struct {
 	accepted []string
 	// id names the delivery in the message IDs of what the attempt stores
 	// (a dead letter, a reply), so that trying again stores nothing twice.
-	id string
+	id deliveryID
 	// countAccepted makes the attempt count its delivery as accepted when
 	// it counts its outcome: a first attempt made by the route stage has no
 	// stored message that counted it.
 	countAccepted bool
+}
+
+// deliveryID names a delivery by the stored message it came from: a
+// delivery message of the delivery stream, or an event of an ingress
+// message (its place in a batch, -1 for a message of one event) matched to
+// the target with the subject token.
+type deliveryID struct {
+	stream string
+	seq    uint64
+	event  int
+	token  string
+}
+
+// String is only needed when something is stored, so it is not made
+// before.
+func (d deliveryID) String() string {
+	b := make([]byte, 0, len(d.stream)+len(d.token)+24)
+	b = append(b, d.stream...)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, d.seq, 10)
+	if d.event >= 0 {
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(d.event), 10)
+	}
+	b = append(b, ':')
+	b = append(b, d.token...)
+	return string(b)
 }
 
 // next says what is left to do after an attempt.
@@ -154,7 +182,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		out.Header[headerAccepted] = a.accepted
 	}
 	fresh := []bool{false}
-	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id}, fresh); err != nil {
+	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			return release
 		}
@@ -246,7 +274,7 @@ func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
 	out := cehttp.ToNATS(reply, a.src.names.in)
 	stamp(out, time.Now())
 	fresh := []bool{false}
-	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"reply:" + a.id}, fresh); err != nil {
+	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh); err != nil {
 		return err
 	}
 	if fresh[0] {

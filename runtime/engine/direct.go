@@ -65,14 +65,14 @@ func retryOf(h nats.Header) (prior int, notBefore time.Time, ok bool) {
 // kept. It outlives reloads.
 type lane struct {
 	slots   chan struct{}
-	jobs    chan func()
+	jobs    chan func(context.Context)
 	idle    atomic.Int32
 	spawned atomic.Int32
 	running sync.WaitGroup
 }
 
 func newLane(capacity int) *lane {
-	return &lane{slots: make(chan struct{}, capacity), jobs: make(chan func(), capacity)}
+	return &lane{slots: make(chan struct{}, capacity), jobs: make(chan func(context.Context), capacity)}
 }
 
 func targetSlots(capacity int) int {
@@ -121,20 +121,26 @@ func waitSlot(slots chan struct{}, timer **time.Timer) bool {
 	}
 }
 
-// run has a worker run job, which must end with l.release.
-func (l *lane) run(job func()) {
+// run has a worker run job, which must end with l.release. Jobs get a
+// context that ends with work.
+func (l *lane) run(work context.Context, job func(context.Context)) {
 	l.running.Add(1)
 	l.jobs <- job
 	if queued := len(l.jobs); queued > int(l.idle.Load()) && l.spawned.Load() < int32(cap(l.slots)) {
 		if l.spawned.Add(1) <= int32(cap(l.slots)) {
-			go l.worker()
+			go l.worker(work)
 		} else {
 			l.spawned.Add(-1)
 		}
 	}
 }
 
-func (l *lane) worker() {
+// worker runs jobs with a context of its own, so that the timeouts of its
+// attempts register with it rather than all with work: one context shared
+// by every worker makes them queue for its lock.
+func (l *lane) worker(work context.Context) {
+	ctx, cancel := context.WithCancel(work)
+	defer cancel()
 	for {
 		l.idle.Add(1)
 		job, ok := <-l.jobs
@@ -142,7 +148,7 @@ func (l *lane) worker() {
 		if !ok {
 			return
 		}
-		job()
+		job(ctx)
 	}
 }
 
@@ -204,9 +210,10 @@ func (e *Engine) newRouting(src *source, msg jetstream.Msg, meta *jetstream.MsgM
 }
 
 // add routes one event to the target src.targets[idx]. h and data are the
-// event as stored; id names the delivery.
-func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data []byte, idx int, id string) {
+// event as stored; it is the event-th of a batch, or -1 alone.
+func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data []byte, idx, event int) {
 	t := r.src.targets[idx]
+	id := deliveryID{stream: r.meta.Stream, seq: r.meta.Sequence.Stream, event: event, token: t.token}
 	if !t.ready {
 		r.store(r.src.names.subject(stageHoldSend, t.token), h, data, idx, id)
 		return
@@ -220,7 +227,7 @@ func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data [
 		r.budget = b
 	}
 	r.pending.Add(1)
-	r.lane.run(func() {
+	r.lane.run(ctx, func(ctx context.Context) {
 		defer r.lane.release(t)
 		r.settleAttempt(ctx, a, a.deliver(ctx), h, data)
 	})
@@ -228,9 +235,9 @@ func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data [
 
 // store keeps a delivery to be stored when routing ends. Each delivery gets
 // its own headers: publishing adds its ID.
-func (r *routed) store(subject string, h nats.Header, data []byte, idx int, id string) {
+func (r *routed) store(subject string, h nats.Header, data []byte, idx int, id deliveryID) {
 	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(h, 1), Data: data})
-	r.ids = append(r.ids, "route:"+id)
+	r.ids = append(r.ids, "route:"+id.String())
 	r.matched = append(r.matched, idx)
 }
 
@@ -267,7 +274,7 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, h nat
 	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
 	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
 	fresh := []bool{false}
-	if err := r.e.publishFresh(ctx, []*nats.Msg{out}, []string{"route:" + a.id}, fresh); err != nil {
+	if err := r.e.publishFresh(ctx, []*nats.Msg{out}, []string{"route:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			r.released.Store(true)
 			return

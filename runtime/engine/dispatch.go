@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -68,7 +67,7 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 		}
 		n += prior - 1
 	}
-	a := &attempt{e: e, src: src, t: t, ev: ev, n: n, accepted: msg.Headers()[headerAccepted], id: fmt.Sprintf("%s:%d:", meta.Stream, meta.Sequence.Stream)}
+	a := &attempt{e: e, src: src, t: t, ev: ev, n: n, accepted: msg.Headers()[headerAccepted], id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
 	stop := keepClaim(msg, a.budget(), e.opts.AckWait)
 	defer stop()
 	var v verdict

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -55,7 +54,7 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	r := e.newRouting(src, msg, meta)
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
-		r.add(ctx, ev, msg.Headers(), msg.Data(), idx, fmt.Sprintf("%s:%d:%s", meta.Stream, meta.Sequence.Stream, src.targets[idx].token))
+		r.add(ctx, ev, msg.Headers(), msg.Data(), idx, -1)
 	}
 	r.finish(ctx)
 }
@@ -90,7 +89,7 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 			continue
 		}
 		for _, idx := range src.match(ev, buf[:0]) {
-			r.add(ctx, ev, h, data, idx, fmt.Sprintf("%s:%d.%d:%s", meta.Stream, meta.Sequence.Stream, i, src.targets[idx].token))
+			r.add(ctx, ev, h, data, idx, i)
 		}
 	}
 	r.finish(ctx)
