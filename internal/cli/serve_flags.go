@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -78,6 +79,9 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 // apply sets the engine options the flags give. configURL is runtime.nats.url
 // of knc.yaml, used when --nats-url is not given.
 func (f *serveFlags) apply(o *engine.Options, configURL string) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(engine.GCPercent)
+	}
 	o.Limits = f.limits
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return usageError("--tls-cert and --tls-key go together")

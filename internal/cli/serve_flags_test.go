@@ -16,12 +16,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -210,5 +212,30 @@ func TestReadBearerTokens(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
+	}
+}
+
+// TestServeSetsGCPercent: serving sets the collector's target, unless
+// GOGC is set, which the Go runtime has applied already.
+func TestServeSetsGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		gogc string
+		want int
+	}{
+		{"", engine.GCPercent},
+		{"150", 100},
+	} {
+		t.Run("GOGC="+tc.gogc, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			defer debug.SetGCPercent(debug.SetGCPercent(100))
+			f := &serveFlags{}
+			f.register(&cobra.Command{})
+			if err := f.apply(&engine.Options{}, ""); err != nil {
+				t.Fatal(err)
+			}
+			if got := debug.SetGCPercent(100); got != tc.want {
+				t.Errorf("GC percent %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

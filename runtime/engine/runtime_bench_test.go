@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,6 +50,10 @@ const benchInFlight = 512
 const benchType = "loadgen"
 
 func BenchmarkRuntime(b *testing.B) {
+	// As knc run and knc runtime do.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+	}
 	b.Run("ingress", benchRuntimeIngress)
 	b.Run("trigger1", benchRuntimeTrigger1)
 	b.Run("triggers1000", benchRuntimeTriggers1000)
@@ -316,6 +322,9 @@ type direct struct {
 // flight: as many as the engine's dispatch stage.
 const directDeliveryConcurrency = DefaultDeliveryConcurrency
 
+// sentHeader is the header of the load generator's loadsent extension.
+var sentHeader = http.CanonicalHeaderKey("Ce-" + loadgen.SentExtension)
+
 // directDeliveries is the delivery ceiling for a window of d.
 func directDeliveries(b *testing.B, url string, d time.Duration) direct {
 	return directPost(b, url, d, 0)
@@ -340,12 +349,15 @@ func directPost(b *testing.B, url string, d time.Duration, n int64) direct {
 					return
 				}
 				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+				// The event the load generator sends, loadsent
+				// included, which the subscriber reads.
 				req.Header = http.Header{
 					"Prefer":         {"reply"},
 					"Ce-Specversion": {"1.0"},
 					"Ce-Id":          {strconv.FormatInt(i, 10)},
 					"Ce-Source":      {"/direct"},
 					"Ce-Type":        {benchType},
+					sentHeader:       {strconv.FormatInt(time.Now().UnixNano(), 10)},
 					"Content-Type":   {"application/json"},
 				}
 				resp, err := client.Do(req)
