@@ -13,8 +13,8 @@ import (
 // Delivery accounting.
 //
 // A delivery is one event matched to one Trigger or Subscription: the route
-// stage turns an event that matches k targets into k deliveries, each a
-// message in the delivery stream. (An event that matches nothing makes no
+// stage turns an event that matches k targets into k deliveries, each
+// attempted at once or stored in the delivery stream. (An event that matches nothing makes no
 // delivery; an event that matches the same subscriber twice, through two
 // Triggers, makes two.) Every delivery ends in exactly one outcome:
 //
@@ -60,7 +60,7 @@ func newAccounting(reg prometheus.Registerer) *accounting {
 	a := &accounting{
 		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knc_deliveries_accepted_total",
-			Help: "Deliveries stored by the route stage: one per event per matching Trigger or Subscription.",
+			Help: "Deliveries made by the route stage, attempted or stored: one per event per matching Trigger or Subscription.",
 		}, targetLabels),
 		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knc_deliveries_delivered_total",

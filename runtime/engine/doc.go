@@ -22,23 +22,32 @@
 //     particular order across shards.
 //   - route: reads the ingress stream, evaluates the Broker's Triggers once
 //     per event (router.Matcher; a Channel matches all its Subscriptions),
-//     and stores one delivery message per match in the delivery stream, on
-//     subject knc.<kind>.<source>.send.<target>. Two Triggers with the same
+//     and makes the first attempt of each delivery itself, on the source's
+//     lane of workers (direct.go): storing a delivery message and handing
+//     it to another stage costs more than the attempt, and most deliveries
+//     need no other. A delivery is stored in the delivery stream, on
+//     subject knc.<kind>.<source>.send.<target>, only when its first
+//     attempt asks for a retry (with the attempts made and when the next is
+//     due), or when the target cannot take an attempt now: it is not ready
+//     (held, below), or it has had no free slot for a while, so that a slow
+//     subscriber does not hold back the others. Two Triggers with the same
 //     subscriber make two deliveries. The ingress message is acknowledged
-//     only after every delivery message of its events is stored; a retry
-//     after a partial failure re-publishes with the same message IDs, which
-//     JetStream deduplicates. The ingress stream keeps what the route stage
+//     only once every delivery of its events ended or is stored; a retry
+//     after a partial failure attempts again what was not stored and
+//     re-publishes the rest with the same message IDs, which JetStream
+//     deduplicates. The ingress stream keeps what the route stage
 //     acknowledged until a trimmer purges it in bulk, shortly after; the
 //     delivery stream is a work queue, whose backlog is its size.
 //   - dispatch: one consumer per source (not per target: a thousand
 //     Triggers are one consumer) reads the send and dead subjects and makes
 //     one HTTP attempt per JetStream delivery. A retryable failure is a
 //     NakWithDelay of delivery.RetryDelay, with the attempt number taken
-//     from the message's NumDelivered, so retries and their count survive a
-//     crash. After the last attempt, or a non-retryable answer, the event
-//     goes (with Knative's knativeerror* extensions) to the dead stage of the
-//     same target, which delivers it to the dead-letter sink with the same
-//     retries; without a sink it is dropped, logged and counted.
+//     from the message's NumDelivered (plus the route stage's attempts), so
+//     retries and their count survive a crash. After the last attempt, or a
+//     non-retryable answer, the event goes (with Knative's knativeerror*
+//     extensions) to the dead stage of the same target, which delivers it
+//     to the dead-letter sink with the same retries; without a sink it is
+//     dropped, logged and counted.
 //   - unpark: deliveries of a Trigger or Subscription whose destination
 //     does not resolve are moved to the hold-send/hold-dead subjects, which
 //     no attempt touches; when a reload makes the target ready, this stage
@@ -54,7 +63,8 @@
 //
 // Each stage pulls with Fetch exactly as many messages as it has free
 // workers, so no message waits in a client buffer while its AckWait runs
-// out. Attempts that may outlast AckWait report progress.
+// out. Attempts that may outlast AckWait report progress, for the ingress
+// message of a first attempt as for a stored delivery.
 //
 // Hot reload (Engine.Reload) swaps an immutable plan; each request and
 // message reads the plan current when it starts. New streams exist before
@@ -66,7 +76,8 @@
 // directory.
 //
 // Accounting (accounting.go): every delivery, one event matched to one
-// Trigger or Subscription, is counted when the route stage stores it and
+// Trigger or Subscription, is counted as accepted when the route stage
+// stores it, or with its outcome when its first attempt ends it, and
 // again when it ends delivered, dead-lettered or dropped (by reason), so
 // that per target accepted = delivered + dead-lettered + dropped once
 // nothing is pending.

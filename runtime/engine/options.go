@@ -77,8 +77,9 @@ type Options struct {
 	// PublishTimeout bounds waiting for JetStream to acknowledge a store;
 	// an ingress answers 503 when it expires.
 	PublishTimeout time.Duration
-	// DeliveryConcurrency bounds the deliveries in progress per Broker or
-	// Channel; RouteConcurrency bounds the events being routed.
+	// DeliveryConcurrency bounds, per Broker or Channel, the first attempts
+	// in progress, and separately the attempts of stored deliveries;
+	// RouteConcurrency bounds the ingress messages being routed.
 	DeliveryConcurrency int
 	RouteConcurrency    int
 	// MaxAckPending bounds the deliveries per Broker or Channel that are in
