@@ -106,14 +106,16 @@ func AppendEventRecord(batch []byte, e *event.Event, extra ...string) ([]byte, e
 	return w.finish(e.DataEncoded)
 }
 
-var errCorruptRecord = errors.New("corrupt batch record")
+// ErrCorruptRecord reports a batch record that cannot be read: the records
+// after it cannot be found either.
+var ErrCorruptRecord = errors.New("corrupt batch record")
 
 // NextRecord reads the first record of batch and returns its headers, its
 // data and the records after it. The keys and values share one allocation;
 // data is a slice of batch.
 func NextRecord(batch []byte) (h nats.Header, data, rest []byte, err error) {
 	if len(batch) < 2 {
-		return nil, nil, nil, errCorruptRecord
+		return nil, nil, nil, ErrCorruptRecord
 	}
 	pairs := int(binary.LittleEndian.Uint16(batch))
 	// Find the end of the pairs first, so that they become one string.
@@ -122,7 +124,7 @@ func NextRecord(batch []byte) (h nats.Header, data, rest []byte, err error) {
 	for range 2 * pairs {
 		l, n := binary.Uvarint(batch[at:])
 		if n <= 0 || l > uint64(len(batch)-at-n) {
-			return nil, nil, nil, errCorruptRecord
+			return nil, nil, nil, ErrCorruptRecord
 		}
 		at += n + int(l)
 	}
@@ -148,7 +150,7 @@ func NextRecord(batch []byte) (h nats.Header, data, rest []byte, err error) {
 	}
 	l, n := binary.Uvarint(batch[at:])
 	if n <= 0 || l > uint64(len(batch)-at-n) {
-		return nil, nil, nil, errCorruptRecord
+		return nil, nil, nil, ErrCorruptRecord
 	}
 	at += n
 	data = batch[at : at+int(l) : at+int(l)]

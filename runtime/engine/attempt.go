@@ -29,7 +29,7 @@ type attempt struct {
 	// n is the attempt number, from 1.
 	n int
 	// accepted is the ingress's knc-accepted header of the event.
-	accepted []string
+	accepted string
 	// id names the delivery in the message IDs of what the attempt stores
 	// (a dead letter, a reply), so that trying again stores nothing twice.
 	id deliveryID
@@ -163,7 +163,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		a.countAccept()
 		a.src.metrics.delivered.Inc()
 		a.t.account.delivered.Inc()
-		if at, ok := acceptedAt(nats.Header{headerAccepted: a.accepted}); ok {
+		if at, ok := acceptedAt(a.accepted); ok {
 			a.src.metrics.latency.Observe(time.Since(at).Seconds())
 		}
 		return verdict{}
@@ -178,8 +178,8 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	}
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
 	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
-	if len(a.accepted) > 0 {
-		out.Header[headerAccepted] = a.accepted
+	if a.accepted != "" {
+		out.Header[headerAccepted] = []string{a.accepted}
 	}
 	fresh := []bool{false}
 	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
 )
 
 // First attempts.
@@ -209,34 +211,57 @@ func (e *Engine) newRouting(src *source, msg jetstream.Msg, meta *jetstream.MsgM
 	return r
 }
 
-// add routes one event to the target src.targets[idx]. h and data are the
-// event as stored; it is the event-th of a batch, or -1 alone.
-func (r *routed) add(ctx context.Context, ev *event.Event, h nats.Header, data []byte, idx, event int) {
+// storedEvent is an event as the ingress stored it: a message of its own,
+// or the index-th record of a batch, whose headers are read again only for
+// a delivery that is stored.
+type storedEvent struct {
+	header   nats.Header
+	record   []byte
+	data     []byte
+	accepted string
+	index    int
+}
+
+// headers returns the event's NATS headers, a map of its own for a record.
+func (s storedEvent) headers() nats.Header {
+	if s.record == nil {
+		return s.header
+	}
+	h, _, _, err := cehttp.NextRecord(s.record)
+	if err != nil {
+		// RecordEvent read this record already.
+		return nats.Header{}
+	}
+	return h
+}
+
+// add routes one event to the target src.targets[idx].
+func (r *routed) add(ctx context.Context, ev *event.Event, stored storedEvent, idx int) {
 	t := r.src.targets[idx]
-	id := deliveryID{stream: r.meta.Stream, seq: r.meta.Sequence.Stream, event: event, token: t.token}
+	id := deliveryID{stream: r.meta.Stream, seq: r.meta.Sequence.Stream, event: stored.index, token: t.token}
 	if !t.ready {
-		r.store(r.src.names.subject(stageHoldSend, t.token), h, data, idx, id)
+		r.store(r.src.names.subject(stageHoldSend, t.token), stored, idx, id)
 		return
 	}
 	if r.lane == nil || !r.lane.acquire(t, &r.timer) {
-		r.store(r.src.names.subject(stageSend, t.token), h, data, idx, id)
+		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
 		return
 	}
-	a := &attempt{e: r.e, src: r.src, t: t, ev: ev, n: 1, accepted: h[headerAccepted], id: id, countAccepted: true}
+	a := &attempt{e: r.e, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, id: id, countAccepted: true}
 	if b := a.budget(); b > r.budget {
 		r.budget = b
 	}
 	r.pending.Add(1)
 	r.lane.run(ctx, func(ctx context.Context) {
 		defer r.lane.release(t)
-		r.settleAttempt(ctx, a, a.deliver(ctx), h, data)
+		r.settleAttempt(ctx, a, a.deliver(ctx), stored)
 	})
 }
 
 // store keeps a delivery to be stored when routing ends. Each delivery gets
 // its own headers: publishing adds its ID.
-func (r *routed) store(subject string, h nats.Header, data []byte, idx int, id deliveryID) {
-	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(h, 1), Data: data})
+func (r *routed) store(subject string, stored storedEvent, idx int, id deliveryID) {
+	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(stored.headers(), 1), Data: stored.data})
 	r.ids = append(r.ids, "route:"+id.String())
 	r.matched = append(r.matched, idx)
 }
@@ -255,7 +280,7 @@ func cloneHeader(h nats.Header, extra int) nats.Header {
 
 // settleAttempt stores the delivery of a first attempt that left something
 // to do, then counts the attempt as ended.
-func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, h nats.Header, data []byte) {
+func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, stored storedEvent) {
 	defer r.done()
 	prior, delay := a.n, v.delay
 	switch v.next {
@@ -270,7 +295,7 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, h nat
 		// this attempt not counted.
 		prior, delay = a.n-1, 0
 	}
-	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: cloneHeader(h, 3), Data: data}
+	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: cloneHeader(stored.headers(), 3), Data: stored.data}
 	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
 	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
 	fresh := []bool{false}

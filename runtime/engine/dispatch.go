@@ -67,7 +67,7 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 		}
 		n += prior - 1
 	}
-	a := &attempt{e: e, src: src, t: t, ev: ev, n: n, accepted: msg.Headers()[headerAccepted], id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
+	a := &attempt{e: e, src: src, t: t, ev: ev, n: n, accepted: acceptedOf(msg.Headers()), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
 	stop := keepClaim(msg, a.budget(), e.opts.AckWait)
 	defer stop()
 	var v verdict

@@ -49,12 +49,17 @@ func stamp(m *nats.Msg, accepted time.Time) {
 	m.Header[headerAccepted] = []string{strconv.FormatInt(accepted.UnixNano(), 10)}
 }
 
-func acceptedAt(h nats.Header) (time.Time, bool) {
-	v := h[headerAccepted]
-	if len(v) == 0 {
-		return time.Time{}, false
+// acceptedOf returns the first knc-accepted value of h, "" without one.
+func acceptedOf(h nats.Header) string {
+	if v := h[headerAccepted]; len(v) > 0 {
+		return v[0]
 	}
-	n, err := strconv.ParseInt(v[0], 10, 64)
+	return ""
+}
+
+// acceptedAt reads a knc-accepted value.
+func acceptedAt(v string) (time.Time, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return time.Time{}, false
 	}

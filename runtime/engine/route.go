@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -52,9 +53,10 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 		return
 	}
 	r := e.newRouting(src, msg, meta)
+	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), index: -1}
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
-		r.add(ctx, ev, msg.Headers(), msg.Data(), idx, -1)
+		r.add(ctx, ev, stored, idx)
 	}
 	r.finish(ctx)
 }
@@ -75,21 +77,22 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
-		h, data, next, err := cehttp.NextRecord(rest)
-		if err != nil {
+		ev, accepted, next, err := cehttp.RecordEvent(rest, msg.Subject(), headerAccepted)
+		if errors.Is(err, cehttp.ErrCorruptRecord) {
 			e.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)
 			break
 		}
+		record := rest[:len(rest)-len(next)]
 		rest = next
-		ev, err := cehttp.FromNATS(&nats.Msg{Subject: msg.Subject(), Header: h, Data: data})
 		if err != nil {
 			e.log.Error("dropping a stored event that is not valid", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)
 			continue
 		}
+		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: accepted, index: i}
 		for _, idx := range src.match(ev, buf[:0]) {
-			r.add(ctx, ev, h, data, idx, i)
+			r.add(ctx, ev, stored, idx)
 		}
 	}
 	r.finish(ctx)

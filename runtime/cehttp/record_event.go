@@ -1,0 +1,133 @@
+package cehttp
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+)
+
+// RecordEvent reads the event in the first record of batch, as
+// FromNATS(&nats.Msg{Subject: subject, Header: h, Data: data}) does with
+// what NextRecord(batch) returns, without building the header map: the
+// route stage reads every stored event, and the map was most of the cost
+// and the garbage of reading one. It also returns the first value of the
+// header named extra ("" when absent) and the records after this one.
+//
+// A record that cannot be read at all fails with ErrCorruptRecord and no
+// rest: the records after it cannot be found either. A record that holds
+// no valid event fails with FromNATS's error, and rest is the records
+// after it.
+func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValue string, rest []byte, err error) {
+	if len(batch) < 2 {
+		return nil, "", nil, ErrCorruptRecord
+	}
+	pairs := int(binary.LittleEndian.Uint16(batch))
+	start := 2
+	at := start
+	for range 2 * pairs {
+		l, n := binary.Uvarint(batch[at:])
+		if n <= 0 || l > uint64(len(batch)-at-n) {
+			return nil, "", nil, ErrCorruptRecord
+		}
+		at += n + int(l)
+	}
+	l, n := binary.Uvarint(batch[at:])
+	if n <= 0 || l > uint64(len(batch)-at-n) {
+		return nil, "", nil, ErrCorruptRecord
+	}
+	dataAt := at + n
+	data := batch[dataAt : dataAt+int(l) : dataAt+int(l)]
+	rest = batch[dataAt+int(l):]
+
+	// One string holds every key and value, as in NextRecord.
+	text := string(batch[start:at])
+	var fields [32]string
+	kv := fields[:0]
+	for pos := 0; pos < len(text); {
+		l, n := binary.Uvarint(batch[start+pos:])
+		kv = append(kv, text[pos+n:pos+n+int(l)])
+		pos += n + int(l)
+	}
+	// A key that appears twice counts with its first value, as
+	// FromNATS reads values[0] of the header NextRecord merged.
+	first := func(i int) bool {
+		for j := 0; j < i; j += 2 {
+			if kv[j] == kv[i] {
+				return false
+			}
+		}
+		return true
+	}
+	specversion, types, base64 := "", "", ""
+	for i := 0; i < len(kv); i += 2 {
+		if !first(i) {
+			continue
+		}
+		switch kv[i] {
+		case natsPrefix + "specversion":
+			specversion = kv[i+1]
+		case natsTypes:
+			types = kv[i+1]
+		case natsDataBase64:
+			base64 = kv[i+1]
+		case extra:
+			extraValue = kv[i+1]
+		}
+	}
+	if specversion != event.CloudEventsVersionV1 {
+		return nil, extraValue, rest, attrError("specversion", "missing or unsupported in NATS message on "+subject, nil)
+	}
+	b := new(binaryEvent)
+	b.event.Context = &b.context
+	for i := 0; i < len(kv); i += 2 {
+		key := kv[i]
+		if !first(i) {
+			continue
+		}
+		if key == natsContentType {
+			ct, err := natsUnescape(kv[i+1])
+			if err != nil {
+				return nil, extraValue, rest, attrError("datacontenttype", "bad escape", err)
+			}
+			b.contentType = ct
+			b.context.DataContentType = &b.contentType
+			continue
+		}
+		name, ok := strings.CutPrefix(key, natsPrefix)
+		if !ok {
+			continue
+		}
+		value, err := natsUnescape(kv[i+1])
+		if err != nil {
+			return nil, extraValue, rest, attrError(name, "bad escape", err)
+		}
+		if err := b.setFromNATS(name, value, kindOf(types, name)); err != nil {
+			return nil, extraValue, rest, err
+		}
+	}
+	if err := validateContext(&b.context); err != nil {
+		return nil, extraValue, rest, err
+	}
+	if len(data) > 0 {
+		b.event.DataEncoded = data
+	}
+	if base64 == "true" {
+		b.event.DataBase64 = true
+	}
+	return &b.event, extraValue, rest, nil
+}
+
+// kindOf returns the kind the knc-ce-types value types gives the extension
+// name; of two pairs for one name, the last counts, as in FromNATS.
+func kindOf(types, name string) string {
+	kind := ""
+	for types != "" {
+		var pair string
+		pair, types, _ = strings.Cut(types, ",")
+		if n, k, _ := strings.Cut(pair, "="); n == name {
+			kind = k
+		}
+	}
+	return kind
+}
