@@ -114,31 +114,21 @@ var ErrCorruptRecord = errors.New("corrupt batch record")
 // data and the records after it. The keys and values share one allocation;
 // data is a slice of batch.
 func NextRecord(batch []byte) (h nats.Header, data, rest []byte, err error) {
-	if len(batch) < 2 {
-		return nil, nil, nil, ErrCorruptRecord
+	r, err := frameRecord(batch)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	pairs := int(binary.LittleEndian.Uint16(batch))
-	// Find the end of the pairs first, so that they become one string.
-	start := 2
-	at := start
-	for range 2 * pairs {
-		l, n := binary.Uvarint(batch[at:])
-		if n <= 0 || l > uint64(len(batch)-at-n) {
-			return nil, nil, nil, ErrCorruptRecord
-		}
-		at += n + int(l)
-	}
-	text := string(batch[start:at])
-	values := make([]string, 0, pairs)
-	h = make(nats.Header, pairs)
+	text := string(batch[recordPairsAt:r.pairsEnd])
+	values := make([]string, 0, r.pairs)
+	h = make(nats.Header, r.pairs)
 	pos := 0
 	field := func() string {
-		l, n := binary.Uvarint(batch[start+pos:])
+		l, n := binary.Uvarint(batch[recordPairsAt+pos:])
 		s := text[pos+n : pos+n+int(l)]
 		pos += n + int(l)
 		return s
 	}
-	for range pairs {
+	for range r.pairs {
 		k := field()
 		v := field()
 		if prev, ok := h[k]; ok {
@@ -148,14 +138,45 @@ func NextRecord(batch []byte) (h nats.Header, data, rest []byte, err error) {
 		values = append(values, v)
 		h[k] = values[len(values)-1 : len(values) : len(values)]
 	}
+	return h, r.data, r.rest, nil
+}
+
+// recordPairsAt is where a record's pairs start, after their count.
+const recordPairsAt = 2
+
+// framedRecord is where the parts of the first record of a batch are.
+type framedRecord struct {
+	pairs int
+	// pairsEnd is the offset of the end of the keys and values.
+	pairsEnd   int
+	data, rest []byte
+}
+
+// frameRecord finds the parts of the first record of batch; it fails with
+// ErrCorruptRecord when a length runs past the end.
+func frameRecord(batch []byte) (framedRecord, error) {
+	if len(batch) < recordPairsAt {
+		return framedRecord{}, ErrCorruptRecord
+	}
+	r := framedRecord{pairs: int(binary.LittleEndian.Uint16(batch))}
+	at := recordPairsAt
+	for range 2 * r.pairs {
+		l, n := binary.Uvarint(batch[at:])
+		if n <= 0 || l > uint64(len(batch)-at-n) {
+			return framedRecord{}, ErrCorruptRecord
+		}
+		at += n + int(l)
+	}
+	r.pairsEnd = at
 	l, n := binary.Uvarint(batch[at:])
 	if n <= 0 || l > uint64(len(batch)-at-n) {
-		return nil, nil, nil, ErrCorruptRecord
+		return framedRecord{}, ErrCorruptRecord
 	}
 	at += n
-	data = batch[at : at+int(l) : at+int(l)]
+	r.data = batch[at : at+int(l) : at+int(l)]
 	if l == 0 {
-		data = nil
+		r.data = nil
 	}
-	return h, data, batch[at+int(l):], nil
+	r.rest = batch[at+int(l):]
+	return r, nil
 }

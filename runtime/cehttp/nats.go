@@ -188,13 +188,9 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 	if v := h[natsPrefix+"specversion"]; len(v) == 0 || v[0] != event.CloudEventsVersionV1 {
 		return nil, attrError("specversion", "missing or unsupported in NATS message on "+m.Subject, nil)
 	}
-	var kinds map[string]string
+	types := ""
 	if v := h[natsTypes]; len(v) > 0 {
-		kinds = make(map[string]string)
-		for pair := range strings.SplitSeq(v[0], ",") {
-			name, kind, _ := strings.Cut(pair, "=")
-			kinds[name] = kind
-		}
+		types = v[0]
 	}
 	b := new(binaryEvent)
 	b.event.Context = &b.context
@@ -202,24 +198,7 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 		if len(values) == 0 {
 			continue
 		}
-		if key == natsContentType {
-			ct, err := natsUnescape(values[0])
-			if err != nil {
-				return nil, attrError("datacontenttype", "bad escape", err)
-			}
-			b.contentType = ct
-			b.context.DataContentType = &b.contentType
-			continue
-		}
-		name, ok := strings.CutPrefix(key, natsPrefix)
-		if !ok {
-			continue
-		}
-		value, err := natsUnescape(values[0])
-		if err != nil {
-			return nil, attrError(name, "bad escape", err)
-		}
-		if err := b.setFromNATS(name, value, kinds[name]); err != nil {
+		if err := b.setFromNATSHeader(key, values[0], types); err != nil {
 			return nil, err
 		}
 	}
@@ -233,6 +212,29 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 		b.event.DataBase64 = true
 	}
 	return &b.event, nil
+}
+
+// setFromNATSHeader sets what the NATS header key with value holds, if it
+// holds an attribute; types is the knc-ce-types value.
+func (b *binaryEvent) setFromNATSHeader(key, value, types string) error {
+	if key == natsContentType {
+		ct, err := natsUnescape(value)
+		if err != nil {
+			return attrError("datacontenttype", "bad escape", err)
+		}
+		b.contentType = ct
+		b.context.DataContentType = &b.contentType
+		return nil
+	}
+	name, ok := strings.CutPrefix(key, natsPrefix)
+	if !ok {
+		return nil
+	}
+	value, err := natsUnescape(value)
+	if err != nil {
+		return attrError(name, "bad escape", err)
+	}
+	return b.setFromNATS(name, value, kindOf(types, name))
 }
 
 func (b *binaryEvent) setFromNATS(name, value, kind string) error {

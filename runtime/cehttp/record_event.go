@@ -19,33 +19,18 @@ import (
 // no valid event fails with FromNATS's error, and rest is the records
 // after it.
 func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValue string, rest []byte, err error) {
-	if len(batch) < 2 {
-		return nil, "", nil, ErrCorruptRecord
+	r, err := frameRecord(batch)
+	if err != nil {
+		return nil, "", nil, err
 	}
-	pairs := int(binary.LittleEndian.Uint16(batch))
-	start := 2
-	at := start
-	for range 2 * pairs {
-		l, n := binary.Uvarint(batch[at:])
-		if n <= 0 || l > uint64(len(batch)-at-n) {
-			return nil, "", nil, ErrCorruptRecord
-		}
-		at += n + int(l)
-	}
-	l, n := binary.Uvarint(batch[at:])
-	if n <= 0 || l > uint64(len(batch)-at-n) {
-		return nil, "", nil, ErrCorruptRecord
-	}
-	dataAt := at + n
-	data := batch[dataAt : dataAt+int(l) : dataAt+int(l)]
-	rest = batch[dataAt+int(l):]
+	rest = r.rest
 
 	// One string holds every key and value, as in NextRecord.
-	text := string(batch[start:at])
+	text := string(batch[recordPairsAt:r.pairsEnd])
 	var fields [32]string
 	kv := fields[:0]
 	for pos := 0; pos < len(text); {
-		l, n := binary.Uvarint(batch[start+pos:])
+		l, n := binary.Uvarint(batch[recordPairsAt+pos:])
 		kv = append(kv, text[pos+n:pos+n+int(l)])
 		pos += n + int(l)
 	}
@@ -81,36 +66,18 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 	b := new(binaryEvent)
 	b.event.Context = &b.context
 	for i := 0; i < len(kv); i += 2 {
-		key := kv[i]
 		if !first(i) {
 			continue
 		}
-		if key == natsContentType {
-			ct, err := natsUnescape(kv[i+1])
-			if err != nil {
-				return nil, extraValue, rest, attrError("datacontenttype", "bad escape", err)
-			}
-			b.contentType = ct
-			b.context.DataContentType = &b.contentType
-			continue
-		}
-		name, ok := strings.CutPrefix(key, natsPrefix)
-		if !ok {
-			continue
-		}
-		value, err := natsUnescape(kv[i+1])
-		if err != nil {
-			return nil, extraValue, rest, attrError(name, "bad escape", err)
-		}
-		if err := b.setFromNATS(name, value, kindOf(types, name)); err != nil {
+		if err := b.setFromNATSHeader(kv[i], kv[i+1], types); err != nil {
 			return nil, extraValue, rest, err
 		}
 	}
 	if err := validateContext(&b.context); err != nil {
 		return nil, extraValue, rest, err
 	}
-	if len(data) > 0 {
-		b.event.DataEncoded = data
+	if len(r.data) > 0 {
+		b.event.DataEncoded = r.data
 	}
 	if base64 == "true" {
 		b.event.DataBase64 = true
@@ -119,7 +86,7 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 }
 
 // kindOf returns the kind the knc-ce-types value types gives the extension
-// name; of two pairs for one name, the last counts, as in FromNATS.
+// name; of two pairs for one name, the last counts.
 func kindOf(types, name string) string {
 	kind := ""
 	for types != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,18 +62,18 @@ func retryOf(h nats.Header) (prior int, notBefore time.Time, ok bool) {
 }
 
 // lane runs the first attempts of one Broker or Channel: at most
-// DeliveryConcurrency at a time, on workers that are started as needed and
-// kept. It outlives reloads.
+// DeliveryConcurrency at a time, on a pool of workers. It outlives
+// reloads.
 type lane struct {
-	slots   chan struct{}
-	jobs    chan func(context.Context)
-	idle    atomic.Int32
-	spawned atomic.Int32
-	running sync.WaitGroup
+	slots chan struct{}
+	jobs  *pool[func(context.Context)]
 }
 
 func newLane(capacity int) *lane {
-	return &lane{slots: make(chan struct{}, capacity), jobs: make(chan func(context.Context), capacity)}
+	return &lane{
+		slots: make(chan struct{}, capacity),
+		jobs:  newPool(capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
+	}
 }
 
 func targetSlots(capacity int) int {
@@ -123,60 +122,20 @@ func waitSlot(slots chan struct{}, timer **time.Timer) bool {
 	}
 }
 
-// run has a worker run job, which must end with l.release. Jobs get a
-// context that ends with work.
-func (l *lane) run(work context.Context, job func(context.Context)) {
-	l.running.Add(1)
-	l.jobs <- job
-	if queued := len(l.jobs); queued > int(l.idle.Load()) && l.spawned.Load() < int32(cap(l.slots)) {
-		if l.spawned.Add(1) <= int32(cap(l.slots)) {
-			go l.worker(work)
-		} else {
-			l.spawned.Add(-1)
-		}
-	}
-}
-
-// worker runs jobs with a context of its own, so that the timeouts of its
-// attempts register with it rather than all with work: one context shared
-// by every worker makes them queue for its lock.
-func (l *lane) worker(work context.Context) {
-	ctx, cancel := context.WithCancel(work)
-	defer cancel()
-	for {
-		l.idle.Add(1)
-		job, ok := <-l.jobs
-		l.idle.Add(-1)
-		if !ok {
-			return
-		}
-		job(ctx)
-	}
-}
+// run has a worker run job, with a context that ends with work; job must
+// end with l.release.
+func (l *lane) run(work context.Context, job func(context.Context)) { l.jobs.submit(work, job) }
 
 func (l *lane) release(t *target) {
 	<-t.slots
 	<-l.slots
-	l.running.Done()
 }
 
 // close ends the workers; no attempt may start after it.
-func (l *lane) close() { close(l.jobs) }
+func (l *lane) close() { l.jobs.close() }
 
 // wait waits for the first attempts in progress, or for ctx to end.
-func (l *lane) wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		l.running.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (l *lane) wait(ctx context.Context) error { return l.jobs.wait(ctx) }
 
 // routed is the routing of one ingress message: the deliveries it stores
 // and the first attempts it makes. The message is settled when the last of

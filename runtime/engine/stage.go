@@ -25,10 +25,11 @@ type stage struct {
 	process  func(context.Context, jetstream.Msg)
 	log      *slog.Logger
 
-	slots   chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
-	workers sync.WaitGroup
+	slots  chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+	// workers process the pulled messages.
+	workers *pool[jetstream.Msg]
 
 	// trim, when set, removes the messages the stage acknowledged; it runs
 	// while the stage pulls.
@@ -42,16 +43,10 @@ type stage struct {
 	pulls      atomic.Int32
 	pullDone   chan struct{}
 	pauseUntil atomic.Int64
-
-	// queue hands pulled messages to the workers; idle counts the workers
-	// waiting on it and spawned those started.
-	queue   chan jetstream.Msg
-	idle    atomic.Int32
-	spawned atomic.Int32
 }
 
 func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
-	return &stage{
+	s := &stage{
 		name:     name,
 		consumer: consumer,
 		process:  process,
@@ -59,8 +54,13 @@ func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.
 		slots:    make(chan struct{}, capacity),
 		done:     make(chan struct{}),
 		pullDone: make(chan struct{}, 1),
-		queue:    make(chan jetstream.Msg, capacity),
 	}
+	s.workers = newPool(capacity, func(ctx context.Context, msg jetstream.Msg) {
+		s.process(ctx, msg)
+		s.processed.Add(1)
+		s.release(1)
+	})
+	return s
 }
 
 // start runs the pull loop until stop. Messages are processed with work,
@@ -91,7 +91,7 @@ func (s *stage) loop(ctx, work context.Context) {
 	defer func() {
 		pulls.Wait()
 		// No message comes any more: idle workers may end.
-		close(s.queue)
+		s.workers.close()
 	}()
 	minPull := max(1, cap(s.slots)/4)
 	for {
@@ -159,8 +159,8 @@ func (s *stage) reserve(ctx context.Context, minPull int) int {
 	}
 }
 
-// drain hands each message of a pull of n to a worker of its own, then
-// frees the slots of the messages that did not come.
+// drain hands each message of a pull of n to the workers, then frees the
+// slots of the messages that did not come.
 func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n int) {
 	received := 0
 	for msg := range batch.Messages() {
@@ -172,40 +172,12 @@ func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n
 			s.release(1)
 			continue
 		}
-		s.workers.Add(1)
-		s.queue <- msg
-		// Read the queue before the idle workers: a worker counted idle
-		// takes a message, so only a queue longer than that needs one more.
-		if queued := len(s.queue); queued > int(s.idle.Load()) && s.spawned.Load() < int32(cap(s.slots)) {
-			if s.spawned.Add(1) <= int32(cap(s.slots)) {
-				go s.worker(work)
-			} else {
-				s.spawned.Add(-1)
-			}
-		}
+		s.workers.submit(work, msg)
 	}
 	s.release(n - received)
 	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		s.log.Warn("pulling messages failed", "error", err)
 		s.pauseUntil.Store(time.Now().Add(time.Second).UnixNano())
-	}
-}
-
-// worker processes messages from the queue until it is closed. Workers are
-// started as the queue needs them, up to the stage's capacity, and kept: a
-// goroutine per message would grow its stack again for every message.
-func (s *stage) worker(work context.Context) {
-	for {
-		s.idle.Add(1)
-		msg, ok := <-s.queue
-		s.idle.Add(-1)
-		if !ok {
-			return
-		}
-		s.process(work, msg)
-		s.processed.Add(1)
-		s.release(1)
-		s.workers.Done()
 	}
 }
 
@@ -236,19 +208,7 @@ func (s *stage) stop() {
 }
 
 // wait waits for the messages in progress, or for ctx to end.
-func (s *stage) wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		s.workers.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (s *stage) wait(ctx context.Context) error { return s.workers.wait(ctx) }
 
 // trimming makes s remove the messages it acknowledged with t.
 func (s *stage) trimming(t *trimmer) *stage {
