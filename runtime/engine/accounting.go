@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -57,31 +58,24 @@ type accounting struct {
 }
 
 func newAccounting(reg prometheus.Registerer) *accounting {
-	a := &accounting{
-		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_deliveries_accepted_total",
-			Help: "Deliveries made by the route stage, attempted or stored: one per event per matching Trigger or Subscription.",
-		}, targetLabels),
-		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_deliveries_delivered_total",
-			Help: "Deliveries the subscriber accepted.",
-		}, targetLabels),
-		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_deliveries_dead_lettered_total",
-			Help: "Deliveries that failed and were accepted by the dead-letter sink.",
-		}, targetLabels),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_deliveries_dropped_total",
-			Help: "Deliveries given up, by reason.",
-		}, append(append([]string(nil), targetLabels...), "reason")),
-		replies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_replies_accepted_total",
-			Help: "Replies of Triggers stored in their Broker's ingress, to be routed like accepted events.",
-		}, sourceLabels),
+	return &accounting{
+		accepted: newCounterVec(reg, "knc_deliveries_accepted_total",
+			"Deliveries made by the route stage, attempted or stored: one per event per matching Trigger or Subscription.",
+			targetLabels),
+		delivered: newCounterVec(reg, "knc_deliveries_delivered_total",
+			"Deliveries the subscriber accepted.",
+			targetLabels),
+		deadLettered: newCounterVec(reg, "knc_deliveries_dead_lettered_total",
+			"Deliveries that failed and were accepted by the dead-letter sink.",
+			targetLabels),
+		dropped: newCounterVec(reg, "knc_deliveries_dropped_total",
+			"Deliveries given up, by reason.",
+			slices.Concat(targetLabels, []string{"reason"})),
+		replies: newCounterVec(reg, "knc_replies_accepted_total",
+			"Replies of Triggers stored in their Broker's ingress, to be routed like accepted events.",
+			sourceLabels),
 		names: map[string]string{},
 	}
-	reg.MustRegister(a.accepted, a.delivered, a.deadLettered, a.dropped, a.replies)
-	return a
 }
 
 // targetAccount is the accounting of one target, bound once per plan so that

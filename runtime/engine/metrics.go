@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,45 +40,49 @@ var sourceLabels = []string{"namespace", "kind", "name"}
 func newMetrics(reg *prometheus.Registry) *metrics {
 	m := &metrics{
 		registry: reg,
-		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_events_accepted_total",
-			Help: "Events stored by an ingress and answered 202.",
-		}, sourceLabels),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_ingress_rejected_total",
-			Help: "Ingress requests not accepted, by HTTP status code.",
-		}, []string{"code"}),
-		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_events_delivered_total",
-			Help: "Deliveries a subscriber accepted (one per matching Trigger or Subscription).",
-		}, sourceLabels),
-		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_delivery_retries_total",
-			Help: "Failed delivery attempts scheduled for a retry.",
-		}, sourceLabels),
-		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_events_dead_lettered_total",
-			Help: "Deliveries that failed and were accepted by the dead-letter sink.",
-		}, sourceLabels),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "knc_events_dropped_total",
-			Help: "Events or deliveries given up, by reason.",
-		}, append(sourceLabels, "reason")),
-		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "knc_delivery_attempt_duration_seconds",
-			Help:    "Duration of one HTTP delivery attempt, whatever its outcome.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}, sourceLabels),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "knc_delivery_latency_seconds",
-			Help:    "Time from an event's acceptance by the ingress to its successful delivery, retries included.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
-		}, sourceLabels),
+		accepted: newCounterVec(reg, "knc_events_accepted_total",
+			"Events stored by an ingress and answered 202.",
+			sourceLabels),
+		rejected: newCounterVec(reg, "knc_ingress_rejected_total",
+			"Ingress requests not accepted, by HTTP status code.",
+			[]string{"code"}),
+		delivered: newCounterVec(reg, "knc_events_delivered_total",
+			"Deliveries a subscriber accepted (one per matching Trigger or Subscription).",
+			sourceLabels),
+		retried: newCounterVec(reg, "knc_delivery_retries_total",
+			"Failed delivery attempts scheduled for a retry.",
+			sourceLabels),
+		deadLettered: newCounterVec(reg, "knc_events_dead_lettered_total",
+			"Deliveries that failed and were accepted by the dead-letter sink.",
+			sourceLabels),
+		dropped: newCounterVec(reg, "knc_events_dropped_total",
+			"Events or deliveries given up, by reason.",
+			slices.Concat(sourceLabels, []string{"reason"})),
+		attemptDuration: newHistogramVec(reg, "knc_delivery_attempt_duration_seconds",
+			"Duration of one HTTP delivery attempt, whatever its outcome.",
+			prometheus.ExponentialBuckets(0.0005, 2, 16), sourceLabels),
+		latency: newHistogramVec(reg, "knc_delivery_latency_seconds",
+			"Time from an event's acceptance by the ingress to its successful delivery, retries included.",
+			prometheus.ExponentialBuckets(0.001, 2, 18), sourceLabels),
 	}
-	reg.MustRegister(m.accepted, m.rejected, m.delivered, m.retried, m.deadLettered, m.dropped, m.attemptDuration, m.latency,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.accounting = newAccounting(reg)
 	return m
+}
+
+// newCounterVec makes a counter family and registers it, so that each
+// family is declared once, where its field is set.
+func newCounterVec(reg prometheus.Registerer, name, help string, labels []string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	reg.MustRegister(c)
+	return c
+}
+
+// newHistogramVec is newCounterVec for a histogram family.
+func newHistogramVec(reg prometheus.Registerer, name, help string, buckets []float64, labels []string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	reg.MustRegister(h)
+	return h
 }
 
 // sourceMetrics are the metrics of one Broker or Channel, bound once so that
