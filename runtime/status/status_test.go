@@ -44,12 +44,18 @@ func testTable() *routing.Table {
 	}
 }
 
+// site is a reference of the test table's Trigger t or Subscription s.
+func site(kind, name, field string) resolve.Site {
+	return resolve.Site{Kind: kind, Namespace: "ns", Name: name, Field: field}
+}
+
+// resolved resolves every reference of the test table but those given.
 func resolved(unresolved ...resolve.Site) resolve.Results {
 	r := resolve.Results{
-		{Kind: "Trigger", Namespace: "ns", Name: "t", Field: "subscriber"}:      {URL: "http://sub.example/"},
-		{Kind: "Trigger", Namespace: "ns", Name: "t", Field: "deadLetterSink"}:  {URL: "http://dls.example/"},
-		{Kind: "Subscription", Namespace: "ns", Name: "s", Field: "subscriber"}: {URL: "http://sub.example/"},
-		{Kind: "Subscription", Namespace: "ns", Name: "s", Field: "reply"}:      {URL: "http://reply.example/"},
+		site("Trigger", "t", "subscriber"):      {URL: "http://sub.example/"},
+		site("Trigger", "t", "deadLetterSink"):  {URL: "http://dls.example/"},
+		site("Subscription", "s", "subscriber"): {URL: "http://sub.example/"},
+		site("Subscription", "s", "reply"):      {URL: "http://reply.example/"},
 	}
 	for _, site := range unresolved {
 		r[site] = resolve.Result{Err: errors.New("not found")}
@@ -59,8 +65,14 @@ func resolved(unresolved ...resolve.Site) resolve.Results {
 
 func allIngressReady(string, routing.Object) Ingress { return Ingress{Ready: true} }
 
-func cond(typ, status, reason, message, stamp string) Condition {
-	return Condition{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: stamp}
+// trueSince0 is a condition that has been True since stamp0.
+func trueSince0(typ, reason, message string) Condition {
+	return Condition{Type: typ, Status: "True", Reason: reason, Message: message, LastTransitionTime: stamp0}
+}
+
+// object is the status object of one of the test table's objects.
+func object(apiVersion, kind, name string, status Status) Object {
+	return Object{APIVersion: apiVersion, Kind: kind, Metadata: Metadata{Namespace: "ns", Name: name}, Status: status}
 }
 
 func TestComputeAllReady(t *testing.T) {
@@ -71,63 +83,63 @@ func TestComputeAllReady(t *testing.T) {
 		Ingress:  allIngressReady,
 		Now:      t0,
 	})
-	want := []Object{{
-		APIVersion: "eventing.knative.dev/v1", Kind: "Broker", Metadata: Metadata{Namespace: "ns", Name: "b"},
-		Status: Status{
+	want := []Object{
+		object("eventing.knative.dev/v1", "Broker", "b", Status{
 			ObservedGeneration: 3,
 			Address:            &Addressable{URL: "http://127.0.0.1:8080/brokers/ns/b"},
 			Conditions: []Condition{
-				cond("Ready", "True", "Ready", "broker is ready", stamp0),
-				cond("Addressable", "True", "AddressSet", "http://127.0.0.1:8080/brokers/ns/b", stamp0),
-				cond("IngressReady", "True", "IngressReady", "events sent to the address are stored and routed", stamp0),
+				trueSince0("Ready", "Ready", "broker is ready"),
+				trueSince0("Addressable", "AddressSet", "http://127.0.0.1:8080/brokers/ns/b"),
+				trueSince0("IngressReady", "IngressReady", "events sent to the address are stored and routed"),
 			},
-		},
-	}, {
-		APIVersion: "eventing.knative.dev/v1", Kind: "Trigger", Metadata: Metadata{Namespace: "ns", Name: "t"},
-		Status: Status{
+		}),
+		object("eventing.knative.dev/v1", "Trigger", "t", Status{
 			ObservedGeneration: 1,
 			SubscriberURI:      "http://sub.example/",
 			DeadLetterSinkURI:  "http://dls.example/",
 			Conditions: []Condition{
-				cond("Ready", "True", "Ready", "trigger is ready", stamp0),
-				cond("BrokerReady", "True", "BrokerReady", "broker ns/b is ready", stamp0),
-				cond("SubscriberResolved", "True", "Resolved", "http://sub.example/", stamp0),
-				cond("DeadLetterSinkResolved", "True", "Resolved", "http://dls.example/", stamp0),
+				trueSince0("Ready", "Ready", "trigger is ready"),
+				trueSince0("BrokerReady", "BrokerReady", "broker ns/b is ready"),
+				trueSince0("SubscriberResolved", "Resolved", "http://sub.example/"),
+				trueSince0("DeadLetterSinkResolved", "Resolved", "http://dls.example/"),
 			},
-		},
-	}, {
-		APIVersion: "messaging.knative.dev/v1", Kind: "Channel", Metadata: Metadata{Namespace: "ns", Name: "c"},
-		Status: Status{
+		}),
+		object("messaging.knative.dev/v1", "Channel", "c", Status{
 			ObservedGeneration: 1,
 			Address:            &Addressable{URL: "http://127.0.0.1:8080/channels/ns/c"},
 			Subscribers:        []SubscriberStatus{{ObservedGeneration: 1, Ready: "True", Message: "the channel delivers to this subscription"}},
 			Conditions: []Condition{
-				cond("Ready", "True", "Ready", "channel is ready", stamp0),
-				cond("Addressable", "True", "AddressSet", "http://127.0.0.1:8080/channels/ns/c", stamp0),
-				cond("IngressReady", "True", "IngressReady", "events sent to the address are stored and routed", stamp0),
-				cond("SubscribersReady", "True", "SubscribersReady", "1 of 1 subscriptions are ready", stamp0),
+				trueSince0("Ready", "Ready", "channel is ready"),
+				trueSince0("Addressable", "AddressSet", "http://127.0.0.1:8080/channels/ns/c"),
+				trueSince0("IngressReady", "IngressReady", "events sent to the address are stored and routed"),
+				trueSince0("SubscribersReady", "SubscribersReady", "1 of 1 subscriptions are ready"),
 			},
-		},
-	}, {
-		APIVersion: "messaging.knative.dev/v1", Kind: "Subscription", Metadata: Metadata{Namespace: "ns", Name: "s"},
-		Status: Status{
+		}),
+		object("messaging.knative.dev/v1", "Subscription", "s", Status{
 			ObservedGeneration:   1,
 			PhysicalSubscription: &PhysicalSubscription{SubscriberURI: "http://sub.example/", ReplyURI: "http://reply.example/"},
 			Conditions: []Condition{
-				cond("Ready", "True", "Ready", "subscription is ready", stamp0),
-				cond("ReferencesResolved", "True", "Resolved", "subscriber, reply and dead-letter sink are resolved", stamp0),
-				cond("ChannelReady", "True", "ChannelReady", "channel ns/c is ready", stamp0),
+				trueSince0("Ready", "Ready", "subscription is ready"),
+				trueSince0("ReferencesResolved", "Resolved", "subscriber, reply and dead-letter sink are resolved"),
+				trueSince0("ChannelReady", "ChannelReady", "channel ns/c is ready"),
 			},
-		},
-	}}
+		}),
+	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Compute (-want +got):\n%s", d)
 	}
 }
 
+// readiness maps "Kind/name" to the Ready status and reason.
+type readiness map[string]string
+
+// readyOf is the readiness of the test table's objects.
+func readyOf(broker, trigger, channel, subscription string) readiness {
+	return readiness{"Broker/b": broker, "Trigger/t": trigger, "Channel/c": channel, "Subscription/s": subscription}
+}
+
 // TestComputeReady checks how each problem reaches the Ready conditions.
 func TestComputeReady(t *testing.T) {
-	type readiness map[string]string // "Kind/name" → Ready status and reason
 	tests := []struct {
 		name       string
 		unresolved []resolve.Site
@@ -136,41 +148,26 @@ func TestComputeReady(t *testing.T) {
 	}{{
 		name:    "not set up yet",
 		ingress: nil,
-		want: readiness{
-			"Broker/b": "Unknown Provisioning", "Trigger/t": "Unknown BrokerProvisioning",
-			"Channel/c": "Unknown Provisioning", "Subscription/s": "Unknown ChannelProvisioning",
-		},
+		want:    readyOf("Unknown Provisioning", "Unknown BrokerProvisioning", "Unknown Provisioning", "Unknown ChannelProvisioning"),
 	}, {
 		name:    "ingress failed",
 		ingress: func(string, routing.Object) Ingress { return Ingress{Reason: "StreamUnavailable", Message: "no space"} },
-		want: readiness{
-			"Broker/b": "False StreamUnavailable", "Trigger/t": "False BrokerNotReady",
-			"Channel/c": "False StreamUnavailable", "Subscription/s": "False ChannelNotReady",
-		},
+		want:    readyOf("False StreamUnavailable", "False BrokerNotReady", "False StreamUnavailable", "False ChannelNotReady"),
 	}, {
 		name:       "trigger subscriber unresolved",
-		unresolved: []resolve.Site{{Kind: "Trigger", Namespace: "ns", Name: "t", Field: "subscriber"}},
+		unresolved: []resolve.Site{site("Trigger", "t", "subscriber")},
 		ingress:    allIngressReady,
-		want: readiness{
-			"Broker/b": "True Ready", "Trigger/t": "False Unresolved",
-			"Channel/c": "True Ready", "Subscription/s": "True Ready",
-		},
+		want:       readyOf("True Ready", "False Unresolved", "True Ready", "True Ready"),
 	}, {
 		name:       "trigger dead-letter sink unresolved",
-		unresolved: []resolve.Site{{Kind: "Trigger", Namespace: "ns", Name: "t", Field: "deadLetterSink"}},
+		unresolved: []resolve.Site{site("Trigger", "t", "deadLetterSink")},
 		ingress:    allIngressReady,
-		want: readiness{
-			"Broker/b": "True Ready", "Trigger/t": "False Unresolved",
-			"Channel/c": "True Ready", "Subscription/s": "True Ready",
-		},
+		want:       readyOf("True Ready", "False Unresolved", "True Ready", "True Ready"),
 	}, {
 		name:       "subscription reply unresolved",
-		unresolved: []resolve.Site{{Kind: "Subscription", Namespace: "ns", Name: "s", Field: "reply"}},
+		unresolved: []resolve.Site{site("Subscription", "s", "reply")},
 		ingress:    allIngressReady,
-		want: readiness{
-			"Broker/b": "True Ready", "Trigger/t": "True Ready",
-			"Channel/c": "False SubscribersNotReady", "Subscription/s": "False Unresolved",
-		},
+		want:       readyOf("True Ready", "True Ready", "False SubscribersNotReady", "False Unresolved"),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
