@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/diff"
 	"github.com/knc-dev/knc/internal/gitrev"
 	"github.com/knc-dev/knc/internal/gitrev/gittest"
@@ -80,17 +82,7 @@ spec:
   subscriber:
     ref: {apiVersion: v1, kind: Service, name: mailer}
 ---
-apiVersion: messaging.knative.dev/v1
-kind: Subscription
-metadata:
-  name: sms
-spec:
-  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: notify}
-  subscriber:
-    ref: {apiVersion: v1, kind: Service, name: sms}
-  reply:
-    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
-`,
+` + smsSubscription,
 	"eventing/services.yaml": services("app", "auditor", "mailer", "sms", "dlq") + `---
 apiVersion: v1
 kind: ConfigMap
@@ -100,6 +92,20 @@ data:
   replicas: "3"
 `,
 }
+
+// smsSubscription is the last object of eventing/channels.yaml, which a
+// step of the history removes.
+const smsSubscription = `apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata:
+  name: sms
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: notify}
+  subscriber:
+    ref: {apiVersion: v1, kind: Service, name: sms}
+  reply:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
+`
 
 func services(names ...string) string {
 	var docs []string
@@ -158,19 +164,8 @@ spec:
 	},
 	routes: []string{"+ Broker shop/default → Trigger refunds → http://app.shop.svc.cluster.local/refunds"},
 }, {
-	name: "subscription-removed",
-	edit: replace("eventing/channels.yaml", `---
-apiVersion: messaging.knative.dev/v1
-kind: Subscription
-metadata:
-  name: sms
-spec:
-  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: notify}
-  subscriber:
-    ref: {apiVersion: v1, kind: Service, name: sms}
-  reply:
-    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
-`, ""),
+	name:   "subscription-removed",
+	edit:   replace("eventing/channels.yaml", "---\n"+smsSubscription, ""),
 	routes: []string{"- Channel shop/notify → Subscription sms → http://sms.shop.svc.cluster.local/ (reply to http://knc-ingress.shop.svc.cluster.local/brokers/shop/default)"},
 }, {
 	name:       "broker-class-changed",
@@ -224,13 +219,8 @@ spec:
 // HEAD~1 does: the text report is compared with a golden file, the
 // immutable-field errors, routes and filter effects with the step's.
 func TestHistory(t *testing.T) {
-	r := gittest.New(t)
-	files := map[string]string{}
-	for k, v := range baseProject {
-		files[k] = v
-	}
-	r.Write(files)
-	r.Commit("base")
+	r, _ := baseRepo(t)
+	files := maps.Clone(baseProject)
 	t.Chdir(r.Dir)
 	for _, s := range history {
 		t.Run(s.name, func(t *testing.T) {
@@ -239,9 +229,7 @@ func TestHistory(t *testing.T) {
 			r.Commit(s.name)
 			rep := compare(t, "HEAD~1", "eventing")
 
-			var violations []string
 			for _, d := range rep.Violations {
-				violations = append(violations, d.Path)
 				if !strings.Contains(d.Message, "must be deleted and re-created (events in flight may be lost)") {
 					t.Errorf("violation %q does not say to delete and re-create", d)
 				}
@@ -249,26 +237,17 @@ func TestHistory(t *testing.T) {
 					t.Errorf("violation %q has no position", d)
 				}
 			}
-			if diff := cmp.Diff(s.violations, violations); diff != "" {
-				t.Errorf("immutable-field errors (-want +got):\n%s", diff)
-			}
-			var routes []string
-			for _, rc := range rep.Routes {
-				sign := "+ "
-				if rc.Change == diff.Lost {
-					sign = "- "
+			for _, c := range []struct {
+				what      string
+				want, got []string
+			}{
+				{"immutable-field errors", s.violations, linesOf(rep.Violations, func(d diag.Diagnostic) string { return d.Path })},
+				{"routes", s.routes, linesOf(rep.Routes, routeLine)},
+				{"filter effects", s.effects, linesOf(rep.Filters, func(f diff.FilterChange) string { return f.Trigger + ": " + f.Effect })},
+			} {
+				if diff := cmp.Diff(c.want, c.got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", c.what, diff)
 				}
-				routes = append(routes, sign+rc.String())
-			}
-			if diff := cmp.Diff(s.routes, routes); diff != "" {
-				t.Errorf("routes (-want +got):\n%s", diff)
-			}
-			var effects []string
-			for _, f := range rep.Filters {
-				effects = append(effects, f.Trigger+": "+f.Effect)
-			}
-			if diff := cmp.Diff(s.effects, effects); diff != "" {
-				t.Errorf("filter effects (-want +got):\n%s", diff)
 			}
 			if rep.Different != (s.name != "comments-only") {
 				t.Errorf("Different = %v", rep.Different)
@@ -296,27 +275,57 @@ func TestHistory(t *testing.T) {
 	}
 }
 
+// routeLine writes a route change as a step expects it: "+ " for a route
+// gained, "- " for one lost.
+func routeLine(rc diff.RouteChange) string {
+	if rc.Change == diff.Lost {
+		return "- " + rc.String()
+	}
+	return "+ " + rc.String()
+}
+
+// linesOf writes each item as a line, for cmp.Diff; none make nil, as an
+// unset field of a step is.
+func linesOf[T any](items []T, line func(T) string) []string {
+	var lines []string
+	for _, item := range items {
+		lines = append(lines, line(item))
+	}
+	return lines
+}
+
 // TestRenameIsNoViolation checks that a rename is an object removed and
 // another added, and no immutable-field change, even when the object under
 // the new name has another Broker (which also makes it no mere rename).
 func TestRenameIsNoViolation(t *testing.T) {
-	r := gittest.New(t)
-	r.Write(baseProject)
-	r.Commit("base")
-	r.Write(map[string]string{"eventing/triggers.yaml": strings.Replace(strings.Replace(baseProject["eventing/triggers.yaml"], "name: everything", "name: everything-v2", 1), "broker: audit", "broker: default", 1)})
-	t.Chdir(r.Dir)
-	rep := compare(t, "HEAD", "eventing")
+	rep := compareWithBase(t, map[string]string{"eventing/triggers.yaml": strings.Replace(strings.Replace(baseProject["eventing/triggers.yaml"], "name: everything", "name: everything-v2", 1), "broker: audit", "broker: default", 1)})
 	if len(rep.Violations) != 0 {
 		t.Errorf("a rename reported immutable-field errors: %v", rep.Violations)
 	}
-	var got []string
-	for _, o := range rep.Objects {
-		got = append(got, o.Change+" "+o.Title()+" "+o.RenamedFrom)
-	}
+	got := linesOf(rep.Objects, func(o diff.ObjectChange) string { return o.Change + " " + o.Title() + " " + o.RenamedFrom })
 	want := []string{"removed Trigger shop/everything ", "added Trigger shop/everything-v2 "}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
+}
+
+// baseRepo is a git repository whose one commit, base, holds baseProject.
+func baseRepo(t *testing.T) (r *gittest.Repo, base string) {
+	t.Helper()
+	r = gittest.New(t)
+	r.Write(baseProject)
+	return r, r.Commit("base")
+}
+
+// compareWithBase writes files over baseProject in the working tree of a
+// baseRepo and compares the tree with the commit, as knc diff --base HEAD
+// eventing does there.
+func compareWithBase(t *testing.T, files map[string]string) *diff.Report {
+	t.Helper()
+	r, _ := baseRepo(t)
+	r.Write(files)
+	t.Chdir(r.Dir)
+	return compare(t, "HEAD", "eventing")
 }
 
 // compare runs the comparison knc diff --base rev PATHS makes, from the
@@ -393,9 +402,7 @@ var testdata = func() string {
 }()
 
 func TestShallowClone(t *testing.T) {
-	r := gittest.New(t)
-	r.Write(baseProject)
-	first := r.Commit("base")
+	r, first := baseRepo(t)
 	r.Write(map[string]string{"eventing/triggers.yaml": strings.Replace(baseProject["eventing/triggers.yaml"], "broker: audit", "broker: default", 1)})
 	r.Commit("move a trigger")
 
@@ -422,9 +429,7 @@ func TestShallowClone(t *testing.T) {
 }
 
 func TestLoadRevisionPaths(t *testing.T) {
-	r := gittest.New(t)
-	r.Write(baseProject)
-	r.Commit("base")
+	r, _ := baseRepo(t)
 	// After the base: a new directory and a knc.yaml that changes the
 	// default namespace (for the working tree only).
 	r.Write(map[string]string{
@@ -436,10 +441,7 @@ func TestLoadRevisionPaths(t *testing.T) {
 	t.Run("from a subdirectory, with a new directory", func(t *testing.T) {
 		t.Chdir(filepath.Join(r.Dir, "eventing"))
 		rep := compare(t, "HEAD", ".", "../more")
-		var got []string
-		for _, o := range rep.Objects {
-			got = append(got, o.Change+" "+o.Title()+" "+o.Pos.File)
-		}
+		got := linesOf(rep.Objects, func(o diff.ObjectChange) string { return o.Change + " " + o.Title() + " " + o.Pos.File })
 		// Every object moves to the new default namespace: removed from
 		// shop at the base (read with the base's knc.yaml), added to
 		// store. File names read the same at both revisions.
@@ -465,10 +467,7 @@ func TestLoadRevisionPaths(t *testing.T) {
 	t.Run("a file the base lacks", func(t *testing.T) {
 		t.Chdir(r.Dir)
 		rep := compare(t, "HEAD", "more/extra.yaml")
-		var got []string
-		for _, o := range rep.Objects {
-			got = append(got, o.Change+" "+o.Title())
-		}
+		got := linesOf(rep.Objects, func(o diff.ObjectChange) string { return o.Change + " " + o.Title() })
 		want := []string{"changed Config knc.yaml", "added Service store/late"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("objects (-want +got):\n%s", diff)

@@ -3,23 +3,20 @@ package diff_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/compiler/diff"
-	"github.com/knc-dev/knc/internal/gitrev/gittest"
 )
 
 // changedProject is baseProject with a Trigger moved to another Broker
 // (an immutable-field error), a Trigger added, a filter and a delivery
 // option changed.
 func changedProject() map[string]string {
-	files := map[string]string{}
-	for k, v := range baseProject {
-		files[k] = v
-	}
+	files := maps.Clone(baseProject)
 	files["eventing/triggers.yaml"] = strings.Replace(strings.Replace(files["eventing/triggers.yaml"], "broker: audit", "broker: default", 1), "type: order.created", "type: order.paid", 1)
 	files["eventing/brokers.yaml"] = strings.Replace(files["eventing/brokers.yaml"], "retry: 3", "retry: 4", 1)
 	files["eventing/late.yaml"] = `apiVersion: eventing.knative.dev/v1
@@ -35,12 +32,7 @@ spec:
 
 func changedReport(t *testing.T) *diff.Report {
 	t.Helper()
-	r := gittest.New(t)
-	r.Write(baseProject)
-	r.Commit("base")
-	r.Write(changedProject())
-	t.Chdir(r.Dir)
-	return compare(t, "HEAD", "eventing")
+	return compareWithBase(t, changedProject())
 }
 
 func TestMarkdown(t *testing.T) {
@@ -85,11 +77,7 @@ func TestMarkdown(t *testing.T) {
 }
 
 func TestMarkdownNoDifference(t *testing.T) {
-	r := gittest.New(t)
-	r.Write(baseProject)
-	r.Commit("base")
-	t.Chdir(r.Dir)
-	rep := compare(t, "HEAD", "eventing")
+	rep := compareWithBase(t, nil)
 	var md bytes.Buffer
 	if err := rep.WriteMarkdown(&md, diff.MarkdownOptions{Graph: true}); err != nil {
 		t.Fatal(err)
