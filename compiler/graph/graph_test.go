@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,15 +20,13 @@ import (
 // project writes manifests into a temporary directory and draws them.
 func project(t *testing.T, files map[string]string) *graph.Graph {
 	t.Helper()
-	dir := t.TempDir()
+	fsys := fstest.MapFS{}
 	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fsys[name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, fsys); err != nil {
+		t.Fatal(err)
 	}
 	return load(t, dir)
 }
@@ -156,10 +154,11 @@ spec:
 	}
 }
 
-func TestChanges(t *testing.T) {
-	base := project(t, map[string]string{
-		"broker.yaml": broker,
-		"triggers.yaml": `apiVersion: eventing.knative.dev/v1
+// changedTriggers are the Triggers TestChanges draws at two revisions, with
+// what changes between them left to fmt: the type Trigger refiltered
+// filters on, the Service Trigger moved delivers to and the Broker Trigger
+// gone belongs to.
+const changedTriggers = `apiVersion: eventing.knative.dev/v1
 kind: Trigger
 metadata: {name: kept}
 spec:
@@ -171,7 +170,7 @@ kind: Trigger
 metadata: {name: refiltered}
 spec:
   broker: default
-  filter: {attributes: {type: a}}
+  filter: {attributes: {type: %s}}
   subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
 ---
 apiVersion: eventing.knative.dev/v1
@@ -179,51 +178,31 @@ kind: Trigger
 metadata: {name: moved}
 spec:
   broker: default
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
+  subscriber: {ref: {apiVersion: v1, kind: Service, name: %s}}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
 metadata: {name: gone}
 spec:
-  broker: default
+  broker: %s
   subscriber: {uri: "http://example.com/gone"}
 ---
 apiVersion: messaging.knative.dev/v1
 kind: Channel
 metadata: {name: quiet}
-`,
+`
+
+func TestChanges(t *testing.T) {
+	base := project(t, map[string]string{
+		"broker.yaml":   broker,
+		"triggers.yaml": fmt.Sprintf(changedTriggers, "a", "app", "default"),
 	})
 	head := project(t, map[string]string{
-		"broker.yaml": broker,
-		"triggers.yaml": `apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: kept}
-spec:
-  broker: default
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: refiltered}
-spec:
-  broker: default
-  filter: {attributes: {type: b}}
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: app}}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: moved}
-spec:
-  broker: default
-  subscriber: {ref: {apiVersion: v1, kind: Service, name: new-app}}
----
-apiVersion: v1
+		"broker.yaml":   broker,
+		"triggers.yaml": fmt.Sprintf(changedTriggers, "b", "new-app", "second"),
+		"added.yaml": `apiVersion: v1
 kind: Service
 metadata: {name: new-app}
----
-apiVersion: messaging.knative.dev/v1
-kind: Channel
-metadata: {name: quiet}
 ---
 apiVersion: messaging.knative.dev/v1
 kind: Channel
@@ -232,13 +211,6 @@ metadata: {name: fresh}
 apiVersion: eventing.knative.dev/v1
 kind: Broker
 metadata: {name: second}
----
-apiVersion: eventing.knative.dev/v1
-kind: Trigger
-metadata: {name: gone}
-spec:
-  broker: second
-  subscriber: {uri: "http://example.com/gone"}
 `,
 	})
 	want := []string{
