@@ -195,7 +195,7 @@ func (s storedEvent) headers() nats.Header {
 }
 
 // add routes one event to the target src.targets[idx].
-func (r *routed) add(ctx context.Context, ev *event.Event, stored storedEvent, idx int) {
+func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 	t := r.src.targets[idx]
 	id := deliveryID{stream: r.meta.Stream, seq: r.meta.Sequence.Stream, event: stored.index, token: t.token}
 	if !t.ready {
@@ -211,7 +211,9 @@ func (r *routed) add(ctx context.Context, ev *event.Event, stored storedEvent, i
 		r.budget = b
 	}
 	r.pending.Add(1)
-	r.lane.run(ctx, func(ctx context.Context) {
+	// The lane's workers outlive this stage's: their context is the
+	// engine's, not this message's.
+	r.lane.run(r.e.work, func(ctx context.Context) {
 		defer r.lane.release(t)
 		r.settleAttempt(ctx, a, a.deliver(ctx), stored)
 	})

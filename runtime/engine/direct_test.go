@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -117,5 +118,48 @@ func TestFirstAttemptsAreCountedLikeStoredOnes(t *testing.T) {
 	})
 	if n := sub.count(); n != 1 {
 		t.Errorf("%d attempts, want 1: 400 is not retried", n)
+	}
+}
+
+// TestBrokerServedAgainDelivers: a Broker a reload removes and a later one
+// serves again keeps its lane of first attempts, whose workers must not
+// have ended with the route stage that started them.
+func TestBrokerServedAgainDelivers(t *testing.T) {
+	sub := newRecorder(t)
+	table := brokerTable(trigger("t", sub.srv.URL, nil))
+	e := startEngine(t, Options{Table: table})
+	if code := post(t, e.URL()+"/brokers/ns/b", "before", "t"); code != http.StatusAccepted {
+		t.Fatalf("POST = %d", code)
+	}
+	eventually(t, 10*time.Second, "the first event delivered", func() bool { return sub.count() == 1 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	empty := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind}
+	if err := e.Reload(ctx, empty); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Reload(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	if code := post(t, e.URL()+"/brokers/ns/b", "after", "t"); code != http.StatusAccepted {
+		t.Fatalf("POST after the reloads = %d", code)
+	}
+	eventually(t, 10*time.Second, "the second event delivered", func() bool { return sub.count() == 2 })
+	if diff := cmp.Diff([]string{"before", "after"}, sub.ids()); diff != "" {
+		t.Errorf("events delivered (-want +got):\n%s", diff)
+	}
+	// An attempt on a worker whose context ended hands its message back,
+	// to be routed again: the route consumer must have delivered each
+	// message once.
+	e.mu.Lock()
+	route := e.pipelines[e.currentPlan().byPath["/brokers/ns/b"].names.id].routes[0]
+	e.mu.Unlock()
+	info, err := route.consumer.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Delivered.Consumer != info.Delivered.Stream {
+		t.Errorf("the route consumer made %d deliveries of %d messages: some were handed back", info.Delivered.Consumer, info.Delivered.Stream)
 	}
 }

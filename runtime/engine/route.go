@@ -56,7 +56,7 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), index: -1}
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
-		r.add(ctx, ev, stored, idx)
+		r.add(ev, stored, idx)
 	}
 	r.finish(ctx)
 }
@@ -92,7 +92,7 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 		}
 		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: accepted, index: i}
 		for _, idx := range src.match(ev, buf[:0]) {
-			r.add(ctx, ev, stored, idx)
+			r.add(ev, stored, idx)
 		}
 	}
 	r.finish(ctx)
