@@ -23,7 +23,10 @@ func newPool[T any](limit int, run func(context.Context, T)) *pool[T] {
 	return &pool[T]{queue: make(chan T, limit), limit: int32(limit), run: run}
 }
 
-// submit has a worker run item with a context that ends with work.
+// submit has a worker run item with a context that ends with work. A
+// worker started now keeps work for every later item, so work must be the
+// same for every call and outlive the pool: the engine's, never one of a
+// message.
 func (p *pool[T]) submit(work context.Context, item T) {
 	p.running.Add(1)
 	p.queue <- item
