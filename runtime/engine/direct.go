@@ -67,12 +67,18 @@ func retryOf(h nats.Header) (prior int, notBefore time.Time, ok bool) {
 type lane struct {
 	slots chan struct{}
 	jobs  *pool[func(context.Context)]
+	// congestedUntil (Unix nanoseconds) is set when no slot came free
+	// for slotWait: slow targets hold them all. It is then congestion
+	// from now, for the lane or a target.
+	congestedUntil atomic.Int64
+	congestion     time.Duration
 }
 
 func newLane(capacity int) *lane {
 	return &lane{
-		slots: make(chan struct{}, capacity),
-		jobs:  newPool(capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
+		slots:      make(chan struct{}, capacity),
+		jobs:       newPool(capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
+		congestion: slotWait,
 	}
 }
 
@@ -81,17 +87,20 @@ func targetSlots(capacity int) int {
 }
 
 // acquire takes a slot of the lane and one of t, waiting at most slotWait
-// for them. A target that had to wait that long is congested: the next
-// deliveries to it are stored without waiting, until slotWait has passed.
+// for each. A target, or the lane, that had none free for that long is
+// congested: the next deliveries to it, or to any target, are stored
+// without waiting, for l.congestion, so that routing goes on at the speed
+// of storing while slow subscribers hold the slots.
 func (l *lane) acquire(t *target, timer **time.Timer) bool {
-	if until := t.congestedUntil.Load(); until != 0 && time.Now().UnixNano() < until {
+	now := time.Now().UnixNano()
+	if now < l.congestedUntil.Load() || now < t.congestedUntil.Load() {
 		return false
 	}
 	select {
 	case t.slots <- struct{}{}:
 	default:
 		if !waitSlot(t.slots, timer) {
-			t.congestedUntil.Store(time.Now().Add(slotWait).UnixNano())
+			t.congestedUntil.Store(time.Now().Add(l.congestion).UnixNano())
 			return false
 		}
 	}
@@ -102,6 +111,7 @@ func (l *lane) acquire(t *target, timer **time.Timer) bool {
 		if waitSlot(l.slots, timer) {
 			return true
 		}
+		l.congestedUntil.Store(time.Now().Add(l.congestion).UnixNano())
 		<-t.slots
 		return false
 	}

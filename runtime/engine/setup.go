@@ -155,7 +155,9 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 	for _, i := range shards {
 		subject, stream := src.names.ingressShard(i)
 		route, err := e.js.CreateOrUpdateConsumer(ctx, stream,
-			e.consumerConfig(consumerRoute, []string{subject}, 4*e.opts.RouteConcurrency))
+			// Messages being routed, and those waiting for their first
+			// attempts, of which the lane has at most DeliveryConcurrency.
+			e.consumerConfig(consumerRoute, []string{subject}, 4*e.opts.RouteConcurrency+e.opts.DeliveryConcurrency))
 		if err != nil {
 			return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, stream, err)
 		}
