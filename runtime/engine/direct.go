@@ -174,7 +174,7 @@ type routed struct {
 	stopClaim func()
 }
 
-func (e *Engine) newRouting(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
+func (e *Engine) newRouted(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
 	r := &routed{e: e, src: src, msg: msg, meta: meta, lane: src.lane}
 	r.pending.Store(1)
 	return r

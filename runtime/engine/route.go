@@ -52,7 +52,7 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 		e.settle(msg.Term(), "terminate", msg)
 		return
 	}
-	r := e.newRouting(src, msg, meta)
+	r := e.newRouted(src, msg, meta)
 	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), index: -1}
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
@@ -73,7 +73,7 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 		e.settle(msg.Term(), "terminate", msg)
 		return
 	}
-	r := e.newRouting(src, msg, meta)
+	r := e.newRouted(src, msg, meta)
 	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
