@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build test test-short bench bench-runtime run fuzz reliability soak golden vet fmt-check clean
+.PHONY: all build test test-short bench bench-runtime run fuzz reliability soak golden vet lint fmt-check clean
 
 all: build
 
@@ -18,12 +18,17 @@ build:
 vet:
 	$(GO) vet ./...
 
+# lint runs staticcheck, pinned, fetched through the Go module proxy.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # test runs every test, the ones against a real kube-apiserver included; it
 # builds that API server from source first when the pinned build is missing.
-test: fmt-check vet testbin
+test: fmt-check vet lint testbin
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 30m ./...
 
 # test-short skips the tests that need the API server or long-running load.

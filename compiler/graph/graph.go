@@ -200,7 +200,6 @@ type builder struct {
 	namespaces map[string]*Namespace
 	sources    map[string]*Source
 	sinks      map[string]*Sink
-	outside    []*Sink
 	// resolved maps node IDs (and ID#role for destinations) to the
 	// addresses in the routing table.
 	resolved map[string]string

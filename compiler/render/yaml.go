@@ -310,10 +310,7 @@ func plainSafe(s string) bool {
 			return false
 		}
 	}
-	if looksNonString(s) {
-		return false
-	}
-	return true
+	return !looksNonString(s)
 }
 
 // looksNonString reports strings YAML resolves to another type.

@@ -297,11 +297,6 @@ func ackError(m *nats.Msg) error {
 	return fmt.Errorf("publishing to JetStream: %s (code %d, error %d)", resp.Error.Description, resp.Error.Code, resp.Error.ErrCode)
 }
 
-// close stops receiving acknowledgements; what is pending times out.
-func (p *ackPublisher) close() {
-	_ = p.sub.Unsubscribe()
-}
-
 // recordBuffers hold records while they are encoded, before they are copied
 // into a batch.
 var recordBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}

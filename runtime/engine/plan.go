@@ -26,14 +26,6 @@ func (k sourceKind) String() string {
 	return "broker"
 }
 
-// statusKind is the kind as package status and resolve name it.
-func (k sourceKind) statusKind() string {
-	if k == kindChannel {
-		return resolve.KindChannel
-	}
-	return resolve.KindBroker
-}
-
 // plan is one routing table made ready to serve: paths and subjects mapped to
 // sources, filters compiled, destinations resolved. A plan is immutable;
 // Reload swaps in a new one, and each request or message reads the plan

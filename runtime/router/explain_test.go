@@ -65,10 +65,7 @@ func TestCompileErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("Compile accepted invalid filters")
 	}
-	var got []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		got = append(got, line)
-	}
+	got := strings.Split(err.Error(), "\n")
 	want := []string{
 		`default/t1: filters[1].not.cesql: invalid CESQL expression "type = ": 1:8: syntax error: mismatched input end of expression expecting {'(', 'NOT', '-', 'EXISTS', 'TRUE', 'FALSE', string, integer, identifier}`,
 		`default/t2: filters[0].any[0]: exactly one dialect must be set, found 0 ()`,
