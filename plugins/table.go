@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -35,7 +33,7 @@ type TableEncoder struct {
 func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
 	e := &TableEncoder{table: t, brokers: make([][]byte, len(t.Brokers)), channels: make([][]byte, len(t.Channels))}
 	errs := make([]error, len(t.Brokers)+len(t.Channels))
-	parallel(len(errs), func(i int) {
+	parallel.For(len(errs), func(i int) {
 		if i < len(t.Brokers) {
 			e.brokers[i], errs[i] = compactJSON(&t.Brokers[i])
 			return
@@ -165,25 +163,4 @@ func indentJSON(src []byte) []byte {
 		}
 	}
 	return append(out, '\n')
-}
-
-// parallel runs fn for 0..n-1 on GOMAXPROCS workers.
-func parallel(n int, fn func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }

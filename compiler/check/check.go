@@ -1,14 +1,13 @@
 package check
 
 import (
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -19,7 +18,7 @@ func Check(docs []*load.Document, cfg *project.Config) (*model.Set, diag.List) {
 	c := &checker{cfg: cfg, features: cfg.EnabledFeatures(), defaults: model.Defaults{Namespace: cfg.DefaultNamespace}}
 	entries := make([]*model.Entry, len(docs))
 	perDoc := make([]diag.List, len(docs))
-	forEach(len(docs), func(i int) { entries[i], perDoc[i] = c.object(docs[i]) })
+	parallel.For(len(docs), func(i int) { entries[i], perDoc[i] = c.object(docs[i]) })
 
 	var diags diag.List
 	for _, d := range perDoc {
@@ -131,32 +130,4 @@ func (c *checker) other(doc *load.Document) (*model.Entry, diag.List) {
 		Key: model.Key{Group: model.Group(doc.APIVersion), Kind: doc.Kind, Namespace: ns, Name: doc.Name},
 		Doc: doc,
 	}, diags
-}
-
-func forEach(n int, fn func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for range workers {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -9,14 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/parallel"
 )
 
 // Options says what to load.
@@ -172,7 +171,7 @@ func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
 			chunks = append(chunks, c)
 		}
 	}
-	parallel(len(chunks), func(i int) { chunks[i].parseYAML() })
+	parallel.For(len(chunks), func(i int) { chunks[i].parseYAML() })
 	for _, c := range cueFiles {
 		c.parseCUE()
 	}
@@ -374,29 +373,4 @@ func jsonError(file string, src []byte, yamlErr error) diag.Diagnostic {
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := int(syntax.Offset) - bytes.LastIndexByte(before, '\n') - 1
 	return diag.Diagnostic{Pos: diag.Pos{File: file, Line: line, Column: max(col, 1)}, Message: "invalid JSON: " + syntax.Error()}
-}
-
-// parallel runs fn for 0..n-1 on GOMAXPROCS workers.
-func parallel(n int, fn func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }

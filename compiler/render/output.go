@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/parallel"
 )
 
 // Output is a rendered build: the files of the output directory.
@@ -111,7 +112,7 @@ func (o *Output) Write(dir string) (err error) {
 	// Waiting for each file to reach the disk is most of the time a write
 	// takes; the disk can take several at once.
 	errs := make([]error, len(files))
-	parallelN(len(files), 8, func(i int) {
+	parallel.ForWorkers(len(files), 8, func(i int) {
 		errs[i] = writeFile(filepath.Join(tmp, filepath.FromSlash(files[i].Path)), files[i].Data)
 	})
 	if err := errors.Join(errs...); err != nil {

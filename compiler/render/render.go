@@ -9,12 +9,9 @@ import (
 	"maps"
 	"path"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -243,7 +241,7 @@ func (r *renderer) entries() error {
 	conv := make([]converted, len(r.set.Entries))
 	// Converting is most of the work of a large build, and each entry is
 	// independent.
-	parallel(len(r.set.Entries), func(i int) {
+	parallel.For(len(r.set.Entries), func(i int) {
 		e := r.set.Entries[i]
 		c := &conv[i]
 		if e.Object == nil {
@@ -339,34 +337,6 @@ func specHashes(t *routing.Table) map[model.Key]string {
 	return out
 }
 
-// parallel runs fn for 0..n-1 on GOMAXPROCS workers.
-func parallel(n int, fn func(int)) { parallelN(n, runtime.GOMAXPROCS(0), fn) }
-
-// parallelN runs fn for 0..n-1 on up to workers goroutines.
-func parallelN(n, workers int, fn func(int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // normalise returns a Knative object as knc writes it: defaults filled in,
 // annotated with the hash of its spec, without status and the metadata the
 // API server owns.
@@ -439,7 +409,7 @@ func (r *renderer) plugins() error {
 			others = append(others, i)
 		}
 	}
-	parallel(len(own), func(j int) { run(own[j]) })
+	parallel.For(len(own), func(j int) { run(own[j]) })
 	for _, i := range others {
 		run(i)
 	}
@@ -550,7 +520,7 @@ func (r *renderer) output() (*Output, error) {
 		out.Files = append(out.Files, File{Path: path.Join(dir, Kustomization), Data: kustomization(names)})
 	}
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) {
+	parallel.For(len(files), func(i int) {
 		f := files[i]
 		objs := byFile[f.Path]
 		slices.SortFunc(objs, compareObjects)

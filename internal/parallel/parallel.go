@@ -1,0 +1,39 @@
+// Package parallel runs the iterations of a loop on several goroutines.
+// The compiler loads, checks and renders tens of thousands of independent
+// objects; each stage spreads them over the machine's CPUs this way.
+//
+// It imports nothing of knc's.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// For runs fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines
+// and returns when all have returned. Iterations are handed out one at a
+// time, so that uneven ones balance out.
+func For(n int, fn func(int)) { ForWorkers(n, runtime.GOMAXPROCS(0), fn) }
+
+// ForWorkers is For on up to workers goroutines: more than the CPUs for
+// work that waits (writing files), fewer to bound memory.
+func ForWorkers(n, workers int, fn func(int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
