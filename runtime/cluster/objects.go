@@ -60,10 +60,10 @@ type Status struct {
 	SubscriberURI     string `json:"subscriberUri,omitempty"`
 	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
 	// PhysicalSubscription is set for Subscriptions.
-	PhysicalSubscription *PhysicalSubscription `json:"physicalSubscription,omitempty"`
+	PhysicalSubscription *status.PhysicalSubscription `json:"physicalSubscription,omitempty"`
 	// Subscribers and Channel are set for Channels.
-	Subscribers []SubscriberStatus `json:"subscribers,omitempty"`
-	Channel     *KReference        `json:"channel,omitempty"`
+	Subscribers []status.SubscriberStatus `json:"subscribers,omitempty"`
+	Channel     *KReference               `json:"channel,omitempty"`
 }
 
 // Condition is Knative's apis.Condition.
@@ -82,21 +82,6 @@ type Condition struct {
 // Addressable is duckv1.Addressable.
 type Addressable struct {
 	URL string `json:"url,omitempty"`
-}
-
-// PhysicalSubscription holds a Subscription's resolved URIs.
-type PhysicalSubscription struct {
-	SubscriberURI     string `json:"subscriberUri,omitempty"`
-	ReplyURI          string `json:"replyUri,omitempty"`
-	DeadLetterSinkURI string `json:"deadLetterSinkUri,omitempty"`
-}
-
-// SubscriberStatus is duckv1.SubscriberStatus.
-type SubscriberStatus struct {
-	UID                string `json:"uid,omitempty"`
-	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
-	Ready              string `json:"ready"`
-	Message            string `json:"message,omitempty"`
 }
 
 // KReference is duckv1.KReference.
@@ -183,7 +168,7 @@ func (o *Object) DeepCopyInto(out *Object) {
 func (s *Status) DeepCopyInto(out *Status) {
 	*out = *s
 	out.Conditions = append([]Condition(nil), s.Conditions...)
-	out.Subscribers = append([]SubscriberStatus(nil), s.Subscribers...)
+	out.Subscribers = append([]status.SubscriberStatus(nil), s.Subscribers...)
 	if s.Address != nil {
 		a := *s.Address
 		out.Address = &a

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/knc-dev/knc/runtime/status"
 )
 
 // FieldOwner is the field manager of the runtime's status writes.
@@ -81,14 +80,9 @@ func apply(setter conditions.Setter, obj *Object, d desiredStatus) {
 	s.DeadLetterSinkURI = d.status.DeadLetterSinkURI
 	s.PhysicalSubscription = nil
 	if p := d.status.PhysicalSubscription; p != nil {
-		s.PhysicalSubscription = &PhysicalSubscription{SubscriberURI: p.SubscriberURI, ReplyURI: p.ReplyURI, DeadLetterSinkURI: p.DeadLetterSinkURI}
+		ps := *p
+		s.PhysicalSubscription = &ps
 	}
-	s.Subscribers = nil
-	for _, sub := range d.status.Subscribers {
-		s.Subscribers = append(s.Subscribers, SubscriberStatus(sub))
-	}
+	s.Subscribers = slices.Clone(d.status.Subscribers)
 	s.Channel = d.channel
 }
-
-// ensure the status package's type and this package's stay convertible.
-var _ = SubscriberStatus(status.SubscriberStatus{})
