@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -235,18 +234,6 @@ func (r *routed) store(subject string, stored storedEvent, idx int, id deliveryI
 	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(stored.headers(), 1), Data: stored.data})
 	r.ids = append(r.ids, "route:"+id.String())
 	r.matched = append(r.matched, idx)
-}
-
-// cloneHeader copies h without the headers JetStream set when it was
-// stored, with room for extra more.
-func cloneHeader(h nats.Header, extra int) nats.Header {
-	c := make(nats.Header, len(h)+extra)
-	for k, v := range h {
-		if !strings.HasPrefix(k, "Nats-") {
-			c[k] = v
-		}
-	}
-	return c
 }
 
 // settleAttempt stores the delivery of a first attempt that left something

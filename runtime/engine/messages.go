@@ -23,18 +23,22 @@ const headerAccepted = "knc-accepted"
 // ExtensionTTL is the CloudEvents extension that bounds reply loops.
 const ExtensionTTL = "knativebrokerttl"
 
+// cloneHeader copies h without the headers JetStream set when it was
+// stored, with room for extra more.
+func cloneHeader(h nats.Header, extra int) nats.Header {
+	c := make(nats.Header, len(h)+extra)
+	for k, v := range h {
+		if !strings.HasPrefix(k, "Nats-") {
+			c[k] = v
+		}
+	}
+	return c
+}
+
 // forward copies msg to subject: the same event, byte for byte, with the
 // headers JetStream set for the original removed.
 func forward(msg jetstream.Msg, subject string) *nats.Msg {
-	in := msg.Headers()
-	h := make(nats.Header, len(in))
-	for k, v := range in {
-		if strings.HasPrefix(k, "Nats-") {
-			continue
-		}
-		h[k] = v
-	}
-	return &nats.Msg{Subject: subject, Header: h, Data: msg.Data()}
+	return &nats.Msg{Subject: subject, Header: cloneHeader(msg.Headers(), 1), Data: msg.Data()}
 }
 
 // eventOf reads the event stored in msg.
