@@ -73,10 +73,10 @@ type lane struct {
 	congestion     time.Duration
 }
 
-func newLane(capacity int) *lane {
+func newLane(work context.Context, capacity int) *lane {
 	return &lane{
 		slots:      make(chan struct{}, capacity),
-		jobs:       newPool(capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
+		jobs:       newPool(work, capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
 		congestion: slotWait,
 	}
 }
@@ -131,9 +131,9 @@ func waitSlot(slots chan struct{}, timer **time.Timer) bool {
 	}
 }
 
-// run has a worker run job, with a context that ends with work; job must
-// end with l.release.
-func (l *lane) run(work context.Context, job func(context.Context)) { l.jobs.submit(work, job) }
+// run has a worker run job, with a context that ends with the engine's
+// work; job must end with l.release.
+func (l *lane) run(job func(context.Context)) { l.jobs.submit(job) }
 
 func (l *lane) release(t *target) {
 	<-t.slots
@@ -211,7 +211,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.store(r.src.names.subject(stageHoldSend, t.token), stored, idx, id)
 		return
 	}
-	if r.lane == nil || !r.lane.acquire(t, &r.timer) {
+	if !r.lane.acquire(t, &r.timer) {
 		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
 		return
 	}
@@ -220,9 +220,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.budget = b
 	}
 	r.pending.Add(1)
-	// The lane's workers outlive this stage's: their context is the
-	// engine's, not this message's.
-	r.lane.run(r.e.work, func(ctx context.Context) {
+	r.lane.run(func(ctx context.Context) {
 		defer r.lane.release(t)
 		r.settleAttempt(ctx, a, a.deliver(ctx), stored)
 	})

@@ -172,7 +172,7 @@ func TestLaneCongestion(t *testing.T) {
 	var timer *time.Timer
 
 	t.Run("target", func(t *testing.T) {
-		l := newLane(4)
+		l := newLane(context.Background(), 4)
 		l.congestion = time.Minute
 		slow := newTarget()
 		for range cap(slow.slots) {
@@ -192,7 +192,7 @@ func TestLaneCongestion(t *testing.T) {
 		}
 	})
 	t.Run("lane", func(t *testing.T) {
-		l := newLane(2)
+		l := newLane(context.Background(), 2)
 		l.congestion = time.Minute
 		a, b, c := newTarget(), newTarget(), newTarget()
 		if !l.acquire(a, &timer) || !l.acquire(b, &timer) {

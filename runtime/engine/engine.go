@@ -272,7 +272,7 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 		}
 		src.lane = e.lanes[src.names.id]
 		if src.lane == nil {
-			src.lane = newLane(e.opts.DeliveryConcurrency)
+			src.lane = newLane(e.work, e.opts.DeliveryConcurrency)
 			e.lanes[src.names.id] = src.lane
 		}
 		perTarget := targetSlots(e.opts.DeliveryConcurrency)

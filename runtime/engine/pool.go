@@ -11,6 +11,8 @@ import (
 // every item. Whoever submits bounds the items in the pool to limit (the
 // stages and lanes hold a slot per item), so that submitting never blocks.
 type pool[T any] struct {
+	// work is the context of processing: the workers' contexts end with it.
+	work    context.Context
 	queue   chan T
 	limit   int32
 	run     func(context.Context, T)
@@ -19,22 +21,22 @@ type pool[T any] struct {
 	running sync.WaitGroup
 }
 
-func newPool[T any](limit int, run func(context.Context, T)) *pool[T] {
-	return &pool[T]{queue: make(chan T, limit), limit: int32(limit), run: run}
+// newPool returns a pool whose workers run items with contexts that end
+// with work, which must outlive the pool: the engine's, never a message's
+// or a stage's, since a worker serves whoever submits next.
+func newPool[T any](work context.Context, limit int, run func(context.Context, T)) *pool[T] {
+	return &pool[T]{work: work, queue: make(chan T, limit), limit: int32(limit), run: run}
 }
 
-// submit has a worker run item with a context that ends with work. A
-// worker started now keeps work for every later item, so work must be the
-// same for every call and outlive the pool: the engine's, never one of a
-// message.
-func (p *pool[T]) submit(work context.Context, item T) {
+// submit has a worker run item.
+func (p *pool[T]) submit(item T) {
 	p.running.Add(1)
 	p.queue <- item
 	// Read the queue before the idle workers: a worker counted idle takes
 	// an item, so only a queue longer than that needs one more.
 	if queued := len(p.queue); queued > int(p.idle.Load()) && p.spawned.Load() < p.limit {
 		if p.spawned.Add(1) <= p.limit {
-			go p.worker(work)
+			go p.worker()
 		} else {
 			p.spawned.Add(-1)
 		}
@@ -44,8 +46,8 @@ func (p *pool[T]) submit(work context.Context, item T) {
 // worker runs items with a context of its own, so that what the items
 // derive from it (timeouts) registers with it rather than all with work:
 // one context shared by every worker makes them queue for its lock.
-func (p *pool[T]) worker(work context.Context) {
-	ctx, cancel := context.WithCancel(work)
+func (p *pool[T]) worker() {
+	ctx, cancel := context.WithCancel(p.work)
 	defer cancel()
 	for {
 		p.idle.Add(1)

@@ -28,7 +28,7 @@ type stage struct {
 	slots  chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
-	// workers process the pulled messages.
+	// workers process the pulled messages; start makes them.
 	workers *pool[jetstream.Msg]
 
 	// trim, when set, removes the messages the stage acknowledged; it runs
@@ -55,11 +55,6 @@ func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.
 		done:     make(chan struct{}),
 		pullDone: make(chan struct{}, 1),
 	}
-	s.workers = newPool(capacity, func(ctx context.Context, msg jetstream.Msg) {
-		s.process(ctx, msg)
-		s.processed.Add(1)
-		s.release(1)
-	})
 	return s
 }
 
@@ -71,7 +66,12 @@ func (s *stage) start(work context.Context) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go s.loop(ctx, work)
+	s.workers = newPool(work, cap(s.slots), func(ctx context.Context, msg jetstream.Msg) {
+		s.process(ctx, msg)
+		s.processed.Add(1)
+		s.release(1)
+	})
+	go s.loop(ctx)
 	if s.trim != nil {
 		s.trimDone = make(chan struct{})
 		go func() {
@@ -85,7 +85,7 @@ func (s *stage) start(work context.Context) {
 // pull is made without waiting for the previous ones to end, as soon as
 // enough slots are free: one pull at a time would leave a stage whose
 // workers are busy asking for one message per round trip.
-func (s *stage) loop(ctx, work context.Context) {
+func (s *stage) loop(ctx context.Context) {
 	defer close(s.done)
 	var pulls sync.WaitGroup
 	defer func() {
@@ -124,7 +124,7 @@ func (s *stage) loop(ctx, work context.Context) {
 				}
 			}()
 			defer cancelFetch()
-			s.drain(ctx, work, batch, n)
+			s.drain(ctx, batch, n)
 		})
 	}
 }
@@ -161,7 +161,7 @@ func (s *stage) reserve(ctx context.Context, minPull int) int {
 
 // drain hands each message of a pull of n to the workers, then frees the
 // slots of the messages that did not come.
-func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n int) {
+func (s *stage) drain(ctx context.Context, batch jetstream.MessageBatch, n int) {
 	received := 0
 	for msg := range batch.Messages() {
 		received++
@@ -172,7 +172,7 @@ func (s *stage) drain(ctx, work context.Context, batch jetstream.MessageBatch, n
 			s.release(1)
 			continue
 		}
-		s.workers.submit(work, msg)
+		s.workers.submit(msg)
 	}
 	s.release(n - received)
 	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -208,7 +208,12 @@ func (s *stage) stop() {
 }
 
 // wait waits for the messages in progress, or for ctx to end.
-func (s *stage) wait(ctx context.Context) error { return s.workers.wait(ctx) }
+func (s *stage) wait(ctx context.Context) error {
+	if s.workers == nil {
+		return nil // never started
+	}
+	return s.workers.wait(ctx)
+}
 
 // trimming makes s remove the messages it acknowledged with t.
 func (s *stage) trimming(t *trimmer) *stage {
