@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -114,12 +116,42 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		if err := waitEstablished(ctx, a.cfg, names); err != nil {
 			return err
 		}
-		a.ResetDiscovery()
+		if err := a.waitDiscovered(ctx, crds); err != nil {
+			return err
+		}
 	}
 	if err := a.applyGroup(ctx, namespaces, opts); err != nil {
 		return err
 	}
 	return a.applyGroup(ctx, rest, opts)
+}
+
+// waitDiscovered rediscovers the resources until the kinds of crds map to
+// resources: the API server serves a new kind in its discovery documents a
+// little after the CRD is Established.
+func (a *Applier) waitDiscovered(ctx context.Context, crds []*unstructured.Unstructured) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		a.ResetDiscovery()
+		var missing error
+		for _, crd := range crds {
+			group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+			if _, err := a.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}); err != nil {
+				missing = err
+				break
+			}
+		}
+		if missing == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kubetest: waiting for new kinds to be discovered: %w", missing)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // applyGroups splits objs into the groups Apply applies one after the
