@@ -38,12 +38,12 @@ type Result struct {
 	Config *project.Config
 	Set    *model.Set
 	// Diagnostics are sorted and de-duplicated; the project is valid when
-	// there are none.
+	// none of them is an error.
 	Diagnostics diag.List
 }
 
-// Valid reports whether no problems were found.
-func (r *Result) Valid() bool { return len(r.Diagnostics) == 0 }
+// Valid reports whether no error was found; warnings leave it valid.
+func (r *Result) Valid() bool { return !r.Diagnostics.HasErrors() }
 
 // Load finds the config, loads and checks the manifests. The error is for
 // I/O problems only; problems with the input are Diagnostics.

@@ -32,20 +32,47 @@ func (p Pos) String() string {
 	}
 }
 
-// Diagnostic is one error found in the input.
+// Severity says whether a diagnostic refuses the input. The zero value is an
+// error, so that every stage that does not think about severity refuses.
+type Severity int
+
+const (
+	// Error refuses the input: Knative's admission would refuse it too, or
+	// it cannot be compiled.
+	Error Severity = iota
+	// Warning is a check knc makes beyond Knative's admission, on purpose:
+	// the input is admitted, unless the user asks for --strict.
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Diagnostic is one problem found in the input.
 type Diagnostic struct {
 	Pos Pos `json:"pos"`
 	// Path is the field path inside the object, such as spec.subscriber.ref;
 	// empty when the error concerns the whole file or object.
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
+	Path     string   `json:"path,omitempty"`
+	Message  string   `json:"message"`
+	Severity Severity `json:"-"`
 }
 
+// String formats d as FILE:LINE:COL: PATH: MESSAGE, with "warning: " after
+// the position for a warning.
 func (d Diagnostic) String() string {
-	if d.Path == "" {
-		return fmt.Sprintf("%s: %s", d.Pos, d.Message)
+	prefix := d.Pos.String() + ": "
+	if d.Severity == Warning {
+		prefix += "warning: "
 	}
-	return fmt.Sprintf("%s: %s: %s", d.Pos, d.Path, d.Message)
+	if d.Path == "" {
+		return prefix + d.Message
+	}
+	return prefix + d.Path + ": " + d.Message
 }
 
 // List is a set of diagnostics. It is an error when non-empty.
@@ -73,6 +100,25 @@ func (l *List) Add(pos Pos, path, format string, args ...any) {
 	*l = append(*l, Diagnostic{Pos: pos, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
+// AddWarning appends a warning.
+func (l *List) AddWarning(pos Pos, path, format string, args ...any) {
+	*l = append(*l, Diagnostic{Pos: pos, Path: path, Message: fmt.Sprintf(format, args...), Severity: Warning})
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (l List) HasErrors() bool {
+	return slices.ContainsFunc(l, func(d Diagnostic) bool { return d.Severity == Error })
+}
+
+// Strict returns l with every warning turned into an error.
+func (l List) Strict() List {
+	out := slices.Clone(l)
+	for i := range out {
+		out[i].Severity = Error
+	}
+	return out
+}
+
 // Sorted returns the diagnostics ordered by file, line, column, path and
 // message, with exact duplicates removed.
 func (l List) Sorted() List {
@@ -88,6 +134,7 @@ func compare(a, b Diagnostic) int {
 		cmp.Compare(a.Pos.Column, b.Pos.Column),
 		cmp.Compare(a.Path, b.Path),
 		cmp.Compare(a.Message, b.Message),
+		cmp.Compare(a.Severity, b.Severity),
 	)
 }
 

@@ -59,8 +59,8 @@ in the order kustomize would apply them.`,
 			if err != nil {
 				return err
 			}
+			printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 			if !res.Valid() {
-				printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 				return silentExit(exitFailed)
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{

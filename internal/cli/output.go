@@ -33,7 +33,7 @@ func printGitHubAnnotations(w io.Writer, diags diag.List) {
 		if d.Path != "" {
 			msg = d.Path + ": " + msg
 		}
-		fmt.Fprintf(w, "::error file=%s,line=%d,col=%d::%s\n", escapeProperty(d.Pos.File), d.Pos.Line, d.Pos.Column, escapeData(msg))
+		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d::%s\n", d.Severity, escapeProperty(d.Pos.File), d.Pos.Line, d.Pos.Column, escapeData(msg))
 	}
 }
 

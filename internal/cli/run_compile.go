@@ -71,8 +71,8 @@ func compileTable(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []str
 	if err != nil {
 		return nil, nil, err
 	}
+	printDiagnostics(stderr, res.Diagnostics)
 	if !res.Valid() {
-		printDiagnostics(stderr, res.Diagnostics)
 		return nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("the manifests are invalid; nothing was started")}
 	}
 	address, err := af.resolver(res.Config.DefaultNamespace)

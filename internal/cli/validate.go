@@ -25,8 +25,10 @@ directory. YAML (multi-document streams included), JSON and CUE files are
 read. Other Kubernetes objects in the set are loaded as reference targets.
 
 Errors are printed on stderr as FILE:LINE:COL: FIELD.PATH: MESSAGE, sorted,
-each once. The exit code is 0 when the manifests are valid, 1 when they are
-not, and 2 on a usage or I/O error.`,
+each once. Checks where knc is stricter than Knative's admission on purpose
+are warnings, printed as FILE:LINE:COL: warning: FIELD.PATH: MESSAGE; they
+leave the exit code at 0 unless --strict is given. The exit code is 0 when
+the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 		Example: `  # Validate the current directory.
   knc validate
 
@@ -71,23 +73,30 @@ not, and 2 on a usage or I/O error.`,
 }
 
 type report struct {
-	Valid   bool            `json:"valid"`
-	Objects int             `json:"objects"`
-	Errors  []reportedError `json:"errors"`
+	Valid    bool            `json:"valid"`
+	Objects  int             `json:"objects"`
+	Errors   []reportedError `json:"errors"`
+	Warnings []reportedError `json:"warnings"`
 }
 
 type reportedError struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+	Severity string `json:"severity"`
 }
 
 func validateReport(objects int, diags diag.List) report {
-	r := report{Valid: len(diags) == 0, Objects: objects, Errors: []reportedError{}}
+	r := report{Valid: !diags.HasErrors(), Objects: objects, Errors: []reportedError{}, Warnings: []reportedError{}}
 	for _, d := range diags {
-		r.Errors = append(r.Errors, reportedError{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Column, Path: d.Path, Message: d.Message})
+		e := reportedError{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Column, Path: d.Path, Message: d.Message, Severity: d.Severity.String()}
+		if d.Severity == diag.Warning {
+			r.Warnings = append(r.Warnings, e)
+		} else {
+			r.Errors = append(r.Errors, e)
+		}
 	}
 	return r
 }
