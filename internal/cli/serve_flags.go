@@ -16,6 +16,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -32,7 +33,7 @@ const (
 // serveFlags are the flags knc run and knc runtime share for ingress
 // limits, TLS, bearer tokens and where JetStream runs.
 type serveFlags struct {
-	limits       engine.IngressLimits
+	limits       ingress.Limits
 	tlsCert      string
 	tlsKey       string
 	bearerTokens string
@@ -53,12 +54,12 @@ type serveFlags struct {
 
 func (f *serveFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.IntVar(&f.limits.MaxHeaderBytes, "max-header-bytes", engine.DefaultMaxHeaderBytes, "largest request headers accepted; larger ones get 431")
-	fl.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", engine.DefaultReadHeaderTimeout, "time a client has to send its request headers")
-	fl.DurationVar(&f.limits.ReadTimeout, "read-timeout", engine.DefaultReadTimeout, "time a client has to send a whole request; a slower body gets 408")
-	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", engine.DefaultWriteTimeout, "time to write a response")
-	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", engine.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
-	fl.IntVar(&f.limits.MaxConcurrentRequests, "max-concurrent-requests", engine.DefaultMaxConcurrentRequests, "ingress requests served at once; more get 429 with Retry-After")
+	fl.IntVar(&f.limits.MaxHeaderBytes, "max-header-bytes", ingress.DefaultMaxHeaderBytes, "largest request headers accepted; larger ones get 431")
+	fl.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", ingress.DefaultReadHeaderTimeout, "time a client has to send its request headers")
+	fl.DurationVar(&f.limits.ReadTimeout, "read-timeout", ingress.DefaultReadTimeout, "time a client has to send a whole request; a slower body gets 408")
+	fl.DurationVar(&f.limits.WriteTimeout, "write-timeout", ingress.DefaultWriteTimeout, "time to write a response")
+	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", ingress.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fl.IntVar(&f.limits.MaxConcurrentRequests, "max-concurrent-requests", ingress.DefaultMaxConcurrentRequests, "ingress requests served at once; more get 429 with Retry-After")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (with --tls-key); it is read again when it changes")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fl.StringVar(&f.bearerTokens, "bearer-tokens", "", "`DIR` of token files named broker.NAMESPACE.NAME or channel.NAMESPACE.NAME (a mounted Secret); those ingresses require 'Authorization: Bearer TOKEN' (one token a line)")
@@ -87,7 +88,7 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 		return usageError("--tls-cert and --tls-key go together")
 	}
 	if f.tlsCert != "" {
-		o.TLS = &engine.TLSFiles{CertFile: f.tlsCert, KeyFile: f.tlsKey}
+		o.TLS = &ingress.TLSFiles{CertFile: f.tlsCert, KeyFile: f.tlsKey}
 	}
 	if f.bearerTokens != "" {
 		tokens, err := readBearerTokens(f.bearerTokens)
@@ -166,12 +167,12 @@ func configDurability(cfg *project.Config) engine.Durability {
 // readBearerTokens reads a directory of token files, as a Secret mounted
 // as a volume presents its keys: broker.NAMESPACE.NAME or
 // channel.NAMESPACE.NAME, each holding one token a line.
-func readBearerTokens(dir string) (engine.BearerTokens, error) {
+func readBearerTokens(dir string) (ingress.BearerTokens, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("bearer tokens: %w", err)
 	}
-	tokens := engine.BearerTokens{}
+	tokens := ingress.BearerTokens{}
 	for _, ent := range entries {
 		name := ent.Name()
 		// A mounted Secret also holds ..data and timestamped directories.

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -206,7 +207,7 @@ func TestReadBearerTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.BearerTokens{
+	want := ingress.BearerTokens{
 		"/brokers/shop/orders":    {"a", "b"},
 		"/channels/shop/audit.v2": {"c"},
 	}

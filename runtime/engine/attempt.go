@@ -13,6 +13,7 @@ import (
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/resolve"
 )
 
@@ -179,7 +180,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
 	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
 	if a.accepted != "" {
-		out.Header[headerAccepted] = []string{a.accepted}
+		out.Header[ingress.HeaderAccepted] = []string{a.accepted}
 	}
 	fresh := []bool{false}
 	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
@@ -256,11 +257,11 @@ var errTTL = errors.New("ttl exhausted")
 // decremented. A reply that would reach TTL 0 is dropped (not an error:
 // the delivery itself succeeded).
 func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
-	ttl, ok := ttlOf(a.ev)
+	ttl, ok := ingress.TTL(a.ev)
 	if !ok {
 		ttl = a.e.opts.DefaultTTL
 	}
-	if rt, ok := ttlOf(reply); ok && rt < ttl {
+	if rt, ok := ingress.TTL(reply); ok && rt < ttl {
 		ttl = rt
 	}
 	ttl--
@@ -270,7 +271,7 @@ func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
 		a.src.metrics.drop(dropTTL)
 		return nil
 	}
-	reply.SetExtension(ExtensionTTL, ttl)
+	reply.SetExtension(ingress.ExtensionTTL, ttl)
 	out := cehttp.ToNATS(reply, a.src.names.in)
 	stamp(out, time.Now())
 	fresh := []bool{false}

@@ -9,17 +9,17 @@
 // storage, an ingress stream and a delivery stream, and three stages, each a
 // durable pull consumer:
 //
-//   - ingress: POST /brokers/NS/NAME or /channels/NS/NAME stores the event in
-//     the source's ingress stream and answers 202 only once JetStream has
-//     acknowledged the write; 503 when it cannot be stored. A Broker gives an
-//     event without knativebrokerttl the default TTL. Events that arrive
-//     while a store is in flight are stored together, as one batch message
-//     (group commit, see batcher); each is answered once its batch is
-//     acknowledged. Replies are stored one per message. With
-//     Options.IngressShards, a source has several ingress streams, each
-//     with its own route stage; events overflow to the next shard when one
-//     has all the batches in flight it takes, and are routed in no
-//     particular order across shards.
+//   - ingress (package runtime/ingress): POST /brokers/NS/NAME or
+//     /channels/NS/NAME stores the event in the source's ingress stream and
+//     answers 202 only once JetStream has acknowledged the write; 503 when
+//     it cannot be stored. Events that arrive while a store is in flight are
+//     stored together, as one batch message. The engine gives it each
+//     source's ingress.Endpoint and publishes its batches (ingress.go).
+//     Replies are stored one per message. With Options.IngressShards, a
+//     source has several ingress streams, each with its own route stage;
+//     events overflow to the next shard when one has all the batches in
+//     flight it takes, and are routed in no particular order across
+//     shards.
 //   - route: reads the ingress stream, evaluates the Broker's Triggers once
 //     per event (router.Matcher; a Channel matches all its Subscriptions),
 //     and makes the first attempt of each delivery itself, on the source's
@@ -81,10 +81,6 @@
 // again when it ends delivered, dead-lettered or dropped (by reason), so
 // that per target accepted = delivered + dead-lettered + dropped once
 // nothing is pending.
-//
-// Ingress limits (limits.go) bound header size, read, write and idle times
-// and the requests in progress (429 beyond); TLS and bearer tokens per
-// ingress are in security.go.
 //
 // Scale-out (connect.go): with Options.NATS the engine uses an external
 // NATS cluster instead of the embedded server, and with Options.Cluster

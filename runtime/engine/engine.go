@@ -2,13 +2,10 @@ package engine
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -35,19 +33,18 @@ type Engine struct {
 
 	// mu serialises Start, Reload and Shutdown, and guards the fields
 	// below it.
-	mu         sync.Mutex
-	started    bool
-	stopped    bool
-	server     *natsserver.Server
-	nc         *nats.Conn
-	listener   net.Listener
-	httpServer *http.Server
-	httpDone   chan error
-	pipelines  map[string]*pipeline
-	// batchers group the events of each ingress subject into batches;
-	// acks calls them back when JetStream acknowledges one.
-	batchers map[string]*batcher
-	acks     *ackPublisher
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	server    *natsserver.Server
+	nc        *nats.Conn
+	listener  net.Listener
+	pipelines map[string]*pipeline
+	// acks calls back the publishers of the ingress, and of the stages,
+	// when JetStream acknowledges what they stored.
+	acks *ackPublisher
+	// ingress serves the HTTP listener.
+	ingress *ingress.Server
 	// lanes make the first attempts of each source's deliveries.
 	lanes map[string]*lane
 	// work is the context of processing; cancelling it abandons the
@@ -60,13 +57,7 @@ type Engine struct {
 	plan      atomic.Pointer[plan]
 	accepting atomic.Bool
 	ready     atomic.Bool
-	// inflight counts the HTTP requests being served; ingressInflight the
-	// ingress requests among them, bounded by Limits.MaxConcurrentRequests.
-	inflight        atomic.Int64
-	ingressInflight atomic.Int64
-	tlsConfig       *tls.Config
-	tokens          atomic.Pointer[tokenSet]
-	readyCh         chan struct{}
+	readyCh   chan struct{}
 
 	statusMu sync.Mutex
 	statuses []status.Object
@@ -77,15 +68,34 @@ func New(opts Options) (*Engine, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Engine{
+	e := &Engine{
 		opts:      opts,
 		log:       opts.Logger,
 		metrics:   newMetrics(opts.Registry),
 		sender:    delivery.NewSender(),
 		pipelines: map[string]*pipeline{},
 		readyCh:   make(chan struct{}),
-	}, nil
+	}
+	e.ingress = ingress.New(ingress.Config{
+		MaxBodyBytes:   opts.MaxBodyBytes,
+		DefaultTTL:     opts.DefaultTTL,
+		PublishTimeout: opts.PublishTimeout,
+		Limits:         opts.Limits,
+		TLS:            opts.TLS,
+		BearerTokens:   opts.BearerTokens,
+		Logger:         opts.Logger,
+		Registry:       opts.Registry,
+	}, (*ingressRuntime)(e), (*ingressStore)(e))
+	return e, nil
 }
+
+// Ingress is the HTTP listener: the ingress of every Broker and Channel,
+// /status, /metrics and the probes.
+func (e *Engine) Ingress() *ingress.Server { return e.ingress }
+
+// SetBearerTokens replaces the tokens the ingresses accept, for a rotated
+// Secret; requests already admitted are not checked again.
+func (e *Engine) SetBearerTokens(tokens ingress.BearerTokens) { e.ingress.SetBearerTokens(tokens) }
 
 // Run starts the engine, serves until ctx ends, then drains within
 // Options.ShutdownTimeout.
@@ -96,7 +106,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-e.httpDone:
+	case serveErr = <-e.ingress.Done():
 		serveErr = fmt.Errorf("serving HTTP: %w", serveErr)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.ShutdownTimeout)
@@ -152,15 +162,10 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if e.acks, err = newAckPublisher(e.nc); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	if e.opts.TLS != nil {
-		if e.tlsConfig, err = newTLSConfig(*e.opts.TLS); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
+	tlsConfig, err := e.ingress.LoadTLS()
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
-	if e.opts.BearerTokens != nil {
-		e.SetBearerTokens(e.opts.BearerTokens)
-	}
-
 	e.listener = e.opts.Listener
 	if e.listener == nil {
 		e.listener, err = net.Listen("tcp", e.opts.HTTPAddr)
@@ -168,18 +173,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
-	e.baseURL = baseURL(e.listener.Addr())
-	e.httpServer = e.newHTTPServer()
-	if e.tlsConfig != nil {
-		e.baseURL = "https" + strings.TrimPrefix(e.baseURL, "http")
-		e.listener = tls.NewListener(e.listener, e.httpServer.TLSConfig)
-	}
-	e.httpDone = make(chan error, 1)
-	go func(srv *http.Server, ln net.Listener) {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			e.httpDone <- err
-		}
-	}(e.httpServer, e.listener)
+	e.baseURL = e.ingress.Serve(e.listener, tlsConfig)
 
 	e.work, e.cancelWork = context.WithCancel(context.Background())
 	p, err := e.buildPlan(ctx, e.opts.Table)
@@ -220,24 +214,6 @@ func maxPayload(maxBody int64) int32 {
 	return int32(n)
 }
 
-// baseURL is the URL events are sent to; a wildcard listen address is
-// reported as loopback, which is where a local runtime is reached.
-func baseURL(addr net.Addr) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok {
-		return "http://" + addr.String()
-	}
-	host := tcp.IP
-	if host == nil || host.IsUnspecified() {
-		if host.To4() == nil && host != nil {
-			host = net.IPv6loopback
-		} else {
-			host = net.IPv4(127, 0, 0, 1)
-		}
-	}
-	return "http://" + net.JoinHostPort(host.String(), fmt.Sprint(tcp.Port))
-}
-
 func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -250,21 +226,12 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if e.batchers == nil {
-		e.batchers = map[string]*batcher{}
-	}
 	for _, src := range p.sources {
-		// A reloaded source keeps its batchers: the batches in flight
-		// bound the next ones.
-		for i := range e.opts.IngressShards {
-			subject, _ := src.names.ingressShard(i)
-			b := e.batchers[subject]
-			if b == nil {
-				b = newBatcher(subject, e.acks, e.opts.PublishTimeout)
-				e.batchers[subject] = b
-			}
-			src.batchers = append(src.batchers, b)
+		subjects := make([]string, e.opts.IngressShards)
+		for i := range subjects {
+			subjects[i], _ = src.names.ingressShard(i)
 		}
+		src.endpoint = e.ingress.Endpoint(src.kind == kindBroker, src.obj.Key(), src.path, subjects, src.metrics.accepted)
 		// A reloaded source keeps its lane, whose slots bound the first
 		// attempts of both plans.
 		if e.lanes == nil {
@@ -428,8 +395,8 @@ func (e *Engine) closeAll(ctx context.Context) error {
 	var errs []error
 	// Stop taking requests; requests in progress finish (an ingress waits at
 	// most PublishTimeout for JetStream).
-	if e.httpServer != nil {
-		if err := e.stopHTTP(ctx); err != nil {
+	if e.ingress.Serving() {
+		if err := e.ingress.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	} else if e.listener != nil {
@@ -490,30 +457,6 @@ func (e *Engine) waitStages(ctx context.Context) error {
 		if err := l.wait(ctx); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// stopHTTP closes the listener, waits for the requests in progress (an
-// ingress waits at most PublishTimeout for JetStream), then closes every
-// connection. http.Server.Shutdown alone would also wait up to five seconds
-// for connections a client opened but never sent a request on.
-func (e *Engine) stopHTTP(ctx context.Context) error {
-	hctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout+time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.httpServer.Shutdown(hctx) }()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for e.inflight.Load() > 0 && hctx.Err() == nil {
-		select {
-		case <-tick.C:
-		case <-hctx.Done():
-		}
-	}
-	_ = e.httpServer.Close()
-	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("stopping the HTTP server: %w", err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -25,7 +24,6 @@ const (
 type metrics struct {
 	registry        *prometheus.Registry
 	accepted        *prometheus.CounterVec
-	rejected        *prometheus.CounterVec
 	delivered       *prometheus.CounterVec
 	retried         *prometheus.CounterVec
 	deadLettered    *prometheus.CounterVec
@@ -43,9 +41,6 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		accepted: newCounterVec(reg, "knc_events_accepted_total",
 			"Events stored by an ingress and answered 202.",
 			sourceLabels),
-		rejected: newCounterVec(reg, "knc_ingress_rejected_total",
-			"Ingress requests not accepted, by HTTP status code.",
-			[]string{"code"}),
 		delivered: newCounterVec(reg, "knc_events_delivered_total",
 			"Deliveries a subscriber accepted (one per matching Trigger or Subscription).",
 			sourceLabels),
@@ -112,8 +107,4 @@ func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
 
 func (s *sourceMetrics) drop(reason string) {
 	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Inc()
-}
-
-func (m *metrics) reject(code int) {
-	m.rejected.WithLabelValues(strconv.Itoa(code)).Inc()
 }

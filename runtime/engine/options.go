@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -119,11 +120,11 @@ type Options struct {
 	// in no particular order.
 	IngressShards int
 	// Limits bound what clients can take of the HTTP listener.
-	Limits IngressLimits
+	Limits ingress.Limits
 	// TLS, when set, serves the HTTP listener over TLS only.
-	TLS *TLSFiles
+	TLS *ingress.TLSFiles
 	// BearerTokens, when set, are required by the ingresses they name.
-	BearerTokens BearerTokens
+	BearerTokens ingress.BearerTokens
 	// ShutdownTimeout bounds the graceful drain of Run.
 	ShutdownTimeout time.Duration
 	// NewResolver returns the Resolver for a table served at baseURL; nil
@@ -175,7 +176,6 @@ func (o *Options) setDefaults() error {
 	if o.IngressShards == 0 {
 		o.IngressShards = 1
 	}
-	o.Limits.setDefaults()
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
 	}

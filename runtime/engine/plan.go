@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/router"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -50,34 +51,10 @@ type source struct {
 	targets []*target
 	byToken map[string]*target
 	metrics *sourceMetrics
-	// batchers store the events its ingress accepts, one per shard.
-	batchers []*batcher
-	// shard is the shard events go to while it has room.
-	shard atomic.Uint32
+	// endpoint is its ingress.
+	endpoint *ingress.Endpoint
 	// lane makes the first attempts of its deliveries.
 	lane *lane
-}
-
-// batcher returns the batcher an event goes to: the current shard's while
-// it can take more batches in flight, else the next one that can. Filling
-// one shard first keeps batches large, so that each fsync stores many
-// events; the next shards take the overflow when stores are slower than
-// events arrive, and their fsyncs run in parallel.
-func (s *source) batcher() *batcher {
-	n := uint32(len(s.batchers))
-	if n == 1 {
-		return s.batchers[0]
-	}
-	cur := s.shard.Load()
-	for i := range n {
-		if b := s.batchers[(cur+i)%n]; b.hasRoom() {
-			if i > 0 {
-				s.shard.CompareAndSwap(cur, (cur+i)%n)
-			}
-			return b
-		}
-	}
-	return s.batchers[cur%n]
 }
 
 // target is a Trigger or a Subscription.

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/ingress"
 )
 
 // routeRetryDelay is how long an event whose deliveries could not be stored
@@ -77,7 +78,7 @@ func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg,
 	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
-		ev, accepted, next, err := cehttp.RecordEvent(rest, msg.Subject(), headerAccepted)
+		ev, accepted, next, err := cehttp.RecordEvent(rest, msg.Subject(), ingress.HeaderAccepted)
 		if errors.Is(err, cehttp.ErrCorruptRecord) {
 			e.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)

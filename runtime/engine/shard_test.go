@@ -52,31 +52,6 @@ func TestShardedIngress(t *testing.T) {
 	}
 }
 
-// TestShardChoice checks that events fill the current shard while it has
-// room and then move on to the next shard that has some.
-func TestShardChoice(t *testing.T) {
-	src := &source{}
-	for range 3 {
-		src.batchers = append(src.batchers, &batcher{})
-	}
-	full := func(i int) { src.batchers[i].inFlight = batchesInFlight }
-	index := func(b *batcher) int { return slices.Index(src.batchers, b) }
-	var got []int
-	got = append(got, index(src.batcher()))
-	full(0)
-	got = append(got, index(src.batcher()), index(src.batcher()))
-	full(1)
-	got = append(got, index(src.batcher()))
-	full(2)
-	// Every shard is busy: the event waits in the current one.
-	got = append(got, index(src.batcher()))
-	src.batchers[0].inFlight = 0
-	got = append(got, index(src.batcher()))
-	if diff := cmp.Diff([]int{0, 1, 1, 2, 2, 0}, got); diff != "" {
-		t.Errorf("shards chosen (-want +got):\n%s", diff)
-	}
-}
-
 // TestFewerShardsRouteWhatMoreLeft stores events in four shards without
 // routing them, then restarts with one: the events of the other three are
 // routed all the same.

@@ -1,4 +1,4 @@
-package engine
+package ingress_test
 
 import (
 	"bufio"
@@ -11,10 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ingress"
 )
 
 // rawConn opens a TCP connection to the engine's listener.
-func rawConn(t *testing.T, e *Engine) net.Conn {
+func rawConn(t *testing.T, e *engine.Engine) net.Conn {
 	t.Helper()
 	u, err := url.Parse(e.URL())
 	if err != nil {
@@ -53,8 +58,8 @@ const ingressHeaders = "POST /brokers/ns/b HTTP/1.1\r\nHost: knc\r\nCe-Specversi
 // other clients meanwhile.
 func TestSlowlorisIsDisconnected(t *testing.T) {
 	sub := newRecorder(t)
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-		Limits: IngressLimits{ReadHeaderTimeout: 500 * time.Millisecond}})
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
+		Limits: ingress.Limits{ReadHeaderTimeout: 500 * time.Millisecond}})
 	c := rawConn(t, e)
 	began := time.Now()
 	if _, err := io.WriteString(c, "POST /brokers/ns/b HTTP/1.1\r\nHost: knc\r\n"); err != nil {
@@ -91,8 +96,8 @@ func TestSlowlorisIsDisconnected(t *testing.T) {
 // request ends at ReadTimeout and the event is not accepted.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	sub := newRecorder(t)
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-		Limits: IngressLimits{ReadTimeout: 500 * time.Millisecond}})
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
+		Limits: ingress.Limits{ReadTimeout: 500 * time.Millisecond}})
 	c := rawConn(t, e)
 	if _, err := io.WriteString(c, ingressHeaders+"Content-Length: 1000\r\n\r\n"); err != nil {
 		t.Fatal(err)
@@ -124,8 +129,8 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 
 func TestHeaderLimit(t *testing.T) {
 	sub := newRecorder(t)
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-		Limits: IngressLimits{MaxHeaderBytes: 4 << 10}})
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
+		Limits: ingress.Limits{MaxHeaderBytes: 4 << 10}})
 	tests := []struct {
 		name string
 		size int
@@ -161,8 +166,8 @@ func TestHeaderLimit(t *testing.T) {
 // carries no further request is closed after IdleTimeout.
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	sub := newRecorder(t)
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-		Limits: IngressLimits{IdleTimeout: 300 * time.Millisecond}})
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
+		Limits: ingress.Limits{IdleTimeout: 300 * time.Millisecond}})
 	c := rawConn(t, e)
 	if _, err := io.WriteString(c, ingressHeaders+"Content-Length: 2\r\n\r\n{}"); err != nil {
 		t.Fatal(err)
@@ -187,8 +192,9 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // and that requests are accepted again once the held ones finish.
 func TestConcurrencyLimitAnswers429(t *testing.T) {
 	sub := newRecorder(t)
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-		Limits: IngressLimits{MaxConcurrentRequests: 2, RetryAfter: 2 * time.Second}})
+	reg := prometheus.NewRegistry()
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)), Registry: reg,
+		Limits: ingress.Limits{MaxConcurrentRequests: 2, RetryAfter: 2 * time.Second}})
 	var held []net.Conn
 	for i := range 2 {
 		c := rawConn(t, e)
@@ -197,7 +203,7 @@ func TestConcurrencyLimitAnswers429(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	eventually(t, 5*time.Second, "two requests in progress", func() bool { return e.ingressInflight.Load() == 2 })
+	eventually(t, 5*time.Second, "two requests in progress", func() bool { return ingress.IngressInFlight(e.Ingress()) == 2 })
 
 	req, err := http.NewRequest(http.MethodPost, e.URL()+"/brokers/ns/b", strings.NewReader("{}"))
 	if err != nil {
@@ -242,7 +248,7 @@ func TestConcurrencyLimitAnswers429(t *testing.T) {
 	if code := post(t, e.URL()+"/brokers/ns/b", "after", "t"); code != http.StatusAccepted {
 		t.Errorf("request after the held ones finished = %d, want 202", code)
 	}
-	if got := testutilCounter(e, "knc_ingress_rejected_total"); got != 1 {
+	if got := counter(t, reg, "knc_ingress_rejected_total"); got != 1 {
 		t.Errorf("knc_ingress_rejected_total = %v, want 1", got)
 	}
 }

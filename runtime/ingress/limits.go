@@ -1,16 +1,17 @@
-package engine
+package ingress
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 )
 
-// IngressLimits bound what clients can take of the HTTP listener, so that
+// Limits bound what clients can take of the HTTP listener, so that
 // slow or too many clients cannot exhaust the runtime's memory, connections
 // or goroutines. Zero fields take the defaults below.
-type IngressLimits struct {
+type Limits struct {
 	// MaxHeaderBytes bounds a request's headers; larger ones get 431.
 	MaxHeaderBytes int
 	// ReadHeaderTimeout bounds the time to read a request's headers: a
@@ -32,7 +33,7 @@ type IngressLimits struct {
 	RetryAfter time.Duration
 }
 
-// Defaults of IngressLimits.
+// Defaults of Limits.
 const (
 	DefaultMaxHeaderBytes        = 64 << 10
 	DefaultReadHeaderTimeout     = 10 * time.Second
@@ -43,7 +44,7 @@ const (
 	DefaultRetryAfter            = time.Second
 )
 
-func (l *IngressLimits) setDefaults() {
+func (l *Limits) setDefaults() {
 	if l.MaxHeaderBytes <= 0 {
 		l.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -68,35 +69,35 @@ func (l *IngressLimits) setDefaults() {
 }
 
 // retryAfter is the Retry-After header value: whole seconds, at least one.
-func (l *IngressLimits) retryAfter() string {
+func (l *Limits) retryAfter() string {
 	return strconv.Itoa(max(1, int((l.RetryAfter+time.Second-1)/time.Second)))
 }
 
-func (e *Engine) newHTTPServer() *http.Server {
-	l := e.opts.Limits
+func (s *Server) newHTTPServer(tlsConfig *tls.Config) *http.Server {
+	l := s.cfg.Limits
 	return &http.Server{
-		Handler:           e.Handler(),
+		Handler:           s.Handler(),
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
-		TLSConfig:         e.tlsConfig,
-		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConfig,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
 
 // admit counts an ingress request in, or answers 429 and returns false when
 // MaxConcurrentRequests are already being served. Every admitted request
 // must call release.
-func (e *Engine) admit(w http.ResponseWriter) bool {
-	if e.ingressInflight.Add(1) > int64(e.opts.Limits.MaxConcurrentRequests) {
-		e.ingressInflight.Add(-1)
-		w.Header().Set("Retry-After", e.opts.Limits.retryAfter())
-		e.reject(w, http.StatusTooManyRequests, "too many requests in progress; retry later")
+func (s *Server) admit(w http.ResponseWriter) bool {
+	if s.ingressInflight.Add(1) > int64(s.cfg.Limits.MaxConcurrentRequests) {
+		s.ingressInflight.Add(-1)
+		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
+		s.reject(w, http.StatusTooManyRequests, "too many requests in progress; retry later")
 		return false
 	}
 	return true
 }
 
-func (e *Engine) release() { e.ingressInflight.Add(-1) }
+func (s *Server) release() { s.ingressInflight.Add(-1) }

@@ -1,4 +1,4 @@
-package engine
+package ingress_test
 
 import (
 	"crypto/ecdsa"
@@ -17,12 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key,
 // and returns their files and a pool that trusts the certificate.
-func selfSigned(t *testing.T, dir, name string) (TLSFiles, *x509.CertPool) {
+func selfSigned(t *testing.T, dir, name string) (ingress.TLSFiles, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -47,7 +49,7 @@ func selfSigned(t *testing.T, dir, name string) (TLSFiles, *x509.CertPool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
+	files := ingress.TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
 	if err := os.WriteFile(files.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func statusOf(t *testing.T, c *http.Client, req *http.Request) int {
 func TestTLSIngress(t *testing.T) {
 	sub := newRecorder(t)
 	files, pool := selfSigned(t, t.TempDir(), "knc-test")
-	e := startEngine(t, Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)), TLS: &files})
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)), TLS: &files})
 	if !strings.HasPrefix(e.URL(), "https://127.0.0.1:") {
 		t.Fatalf("URL = %q, want https on loopback", e.URL())
 	}
@@ -122,7 +124,7 @@ func TestTLSIngress(t *testing.T) {
 func TestTLSCertificateReload(t *testing.T) {
 	dir := t.TempDir()
 	files, oldPool := selfSigned(t, dir, "first")
-	e := startEngine(t, Options{Table: brokerTable(), TLS: &files})
+	e := startEngine(t, engine.Options{Table: brokerTable(), TLS: &files})
 	get := func(pool *x509.CertPool) error {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
 		resp, err := c.Get(e.URL() + "/healthz")
@@ -141,7 +143,7 @@ func TestTLSCertificateReload(t *testing.T) {
 	if err := os.Chtimes(files.CertFile, later, later); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*certReloadInterval+5*time.Second, "the new certificate to be served", func() bool {
+	eventually(t, 2*ingress.CertReloadInterval+5*time.Second, "the new certificate to be served", func() bool {
 		return get(newPool) == nil
 	})
 }
@@ -154,7 +156,7 @@ func TestBearerTokens(t *testing.T) {
 		Path:     routing.BrokerPath("ns", "open"),
 		Triggers: []routing.Trigger{trigger("o", sub.srv.URL, nil)},
 	})
-	e := startEngine(t, Options{Table: table, BearerTokens: BearerTokens{
+	e := startEngine(t, engine.Options{Table: table, BearerTokens: ingress.BearerTokens{
 		routing.BrokerPath("ns", "b"): {"s3cret", "next-secret"},
 	}})
 	secured := e.URL() + routing.BrokerPath("ns", "b")
@@ -194,7 +196,7 @@ func TestBearerTokens(t *testing.T) {
 		})
 	}
 	// Rotation: the old token stops working, the new one works.
-	e.SetBearerTokens(BearerTokens{routing.BrokerPath("ns", "b"): {"rotated"}})
+	e.SetBearerTokens(ingress.BearerTokens{routing.BrokerPath("ns", "b"): {"rotated"}})
 	if code := statusOf(t, http.DefaultClient, with("Bearer s3cret")); code != http.StatusUnauthorized {
 		t.Errorf("old token after rotation = %d, want 401", code)
 	}

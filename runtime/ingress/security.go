@@ -1,4 +1,4 @@
-package engine
+package ingress
 
 import (
 	"crypto/sha256"
@@ -108,15 +108,15 @@ func newTokenSet(tokens BearerTokens) tokenSet {
 
 // SetBearerTokens replaces the tokens the ingresses accept, for a rotated
 // Secret; requests already admitted are not checked again.
-func (e *Engine) SetBearerTokens(tokens BearerTokens) {
+func (s *Server) SetBearerTokens(tokens BearerTokens) {
 	set := newTokenSet(tokens)
-	e.tokens.Store(&set)
+	s.tokens.Store(&set)
 }
 
 // authorized checks the bearer token of a request to the ingress at path,
 // and answers 401 when it is missing or wrong.
-func (e *Engine) authorized(w http.ResponseWriter, r *http.Request, path string) bool {
-	set := e.tokens.Load()
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, path string) bool {
+	set := s.tokens.Load()
 	if set == nil {
 		return true
 	}
@@ -137,6 +137,6 @@ func (e *Engine) authorized(w http.ResponseWriter, r *http.Request, path string)
 		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="knc"`)
-	e.reject(w, http.StatusUnauthorized, "a valid bearer token is required")
+	s.reject(w, http.StatusUnauthorized, "a valid bearer token is required")
 	return false
 }

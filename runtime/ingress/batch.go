@@ -1,0 +1,158 @@
+package ingress
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
+)
+
+// Ingress group commit.
+//
+// Storing a message costs JetStream far more than anything else an ingress
+// does: parsing it, writing it to the block file, acknowledging it, then
+// delivering it to the route stage and processing that acknowledgement.
+// Events that arrive while a store is in flight therefore wait for it to
+// finish and are then stored together, as one batch message (see
+// cehttp.AppendRecord), and each is answered 202 once that batch is
+// acknowledged. A lone event is stored at once, alone; under load, batches
+// grow with the number of requests in flight, so the cost of a store is
+// shared by more events exactly when it matters.
+
+// batchesInFlight is how many batches of one ingress may wait for their
+// acknowledgement at once. One makes the largest batches; a second one
+// keeps JetStream busy while an acknowledgement travels back.
+const batchesInFlight = 2
+
+// maxBatchBytes bounds a batch; an event larger than that is a batch of its
+// own. Larger batches save little more.
+const maxBatchBytes = 256 << 10
+
+// batchHeader marks batch messages.
+var batchHeader = nats.Header{cehttp.HeaderBatch: {cehttp.BatchVersion}}
+
+// batch is a group of events stored in one message.
+type batch struct {
+	data    []byte
+	created time.Time
+	// done is closed once err tells the outcome of the store.
+	done chan struct{}
+	err  error
+}
+
+// batcher groups the events of one ingress subject into batches.
+type batcher struct {
+	subject string
+	to      Store
+	timeout time.Duration
+
+	mu       sync.Mutex
+	open     *batch   // taking events
+	sealed   []*batch // full, waiting for their turn
+	inFlight int
+}
+
+func newBatcher(subject string, store Store, timeout time.Duration) *batcher {
+	return &batcher{subject: subject, to: store, timeout: timeout}
+}
+
+// add puts one record (see cehttp.AppendEventRecord) in the next batch and
+// returns that batch; its done channel closes once it is stored, or failed
+// to be, within the publish timeout of now.
+func (b *batcher) add(record []byte) *batch {
+	limit := min(maxBatchBytes, int(b.to.MaxPayload())/2)
+	b.mu.Lock()
+	if b.open != nil && len(b.open.data)+len(record) > limit {
+		b.sealed = append(b.sealed, b.open)
+		b.open = nil
+	}
+	if b.open == nil {
+		b.open = &batch{data: make([]byte, 0, max(len(record), 4<<10)), created: time.Now(), done: make(chan struct{})}
+	}
+	bt := b.open
+	bt.data = append(bt.data, record...)
+	send := b.takeSendable(nil)
+	b.mu.Unlock()
+	for _, s := range send {
+		b.publish(s)
+	}
+	return bt
+}
+
+// hasRoom tells whether an event added now would be stored at once,
+// without waiting for a batch in flight.
+func (b *batcher) hasRoom() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFlight < batchesInFlight
+}
+
+// takeSendable moves batches to the publisher while fewer than
+// batchesInFlight wait for an acknowledgement: sealed ones first, in order.
+func (b *batcher) takeSendable(send []*batch) []*batch {
+	for b.inFlight < batchesInFlight {
+		var s *batch
+		switch {
+		case len(b.sealed) > 0:
+			s = b.sealed[0]
+			b.sealed[0] = nil
+			b.sealed = b.sealed[1:]
+		case b.open != nil:
+			s, b.open = b.open, nil
+		default:
+			return send
+		}
+		b.inFlight++
+		send = append(send, s)
+	}
+	return send
+}
+
+func (b *batcher) publish(bt *batch) {
+	b.to.Publish(&nats.Msg{Subject: b.subject, Header: batchHeader, Data: bt.data}, bt.created.Add(b.timeout), func(err error, _ bool) {
+		b.complete(bt, err)
+	})
+}
+
+func (b *batcher) complete(bt *batch, err error) {
+	bt.err = err
+	bt.data = nil
+	close(bt.done)
+	b.mu.Lock()
+	b.inFlight--
+	send := b.takeSendable(nil)
+	b.mu.Unlock()
+	for _, s := range send {
+		b.publish(s)
+	}
+}
+
+// recordBuffers hold records while they are encoded, before they are copied
+// into a batch.
+var recordBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledRecord bounds the buffers kept for reuse: the buffer of a large
+// event is left to the garbage collector.
+const maxPooledRecord = 64 << 10
+
+// store adds e, accepted at the given time, to the next batch of b and
+// returns that batch.
+func (b *batcher) store(e *event.Event, accepted time.Time) (*batch, error) {
+	buf := recordBuffers.Get().(*[]byte)
+	var stamp [20]byte
+	rec, err := cehttp.AppendEventRecord((*buf)[:0], e, HeaderAccepted, string(strconv.AppendInt(stamp[:0], accepted.UnixNano(), 10)))
+	if err != nil {
+		recordBuffers.Put(buf)
+		return nil, err
+	}
+	bt := b.add(rec)
+	if cap(rec) <= maxPooledRecord {
+		*buf = rec[:0]
+		recordBuffers.Put(buf)
+	}
+	return bt, nil
+}

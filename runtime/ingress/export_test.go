@@ -1,0 +1,8 @@
+package ingress
+
+// CertReloadInterval is certReloadInterval, for the tests of package
+// ingress_test.
+const CertReloadInterval = certReloadInterval
+
+// IngressInFlight is the number of ingress requests s is serving.
+func IngressInFlight(s *Server) int64 { return s.ingressInflight.Load() }

@@ -1,0 +1,337 @@
+package ingress
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/status"
+)
+
+// Runtime is what the HTTP listener asks of the runtime it serves, on each
+// request.
+type Runtime interface {
+	// Endpoint returns the ingress served at path in the current routing
+	// table, nil when there is none.
+	Endpoint(path string) *Endpoint
+	// Accepting reports whether events are taken: not while the runtime
+	// starts or shuts down.
+	Accepting() bool
+	// Ready reports whether every route is programmed and the store is
+	// reachable (GET /readyz).
+	Ready() bool
+	// Statuses returns the status of every object of the table (GET
+	// /status).
+	Statuses() []status.Object
+}
+
+// Config configures a Server.
+type Config struct {
+	// MaxBodyBytes bounds an ingress request's body; larger ones get 413.
+	MaxBodyBytes int64
+	// DefaultTTL is the knativebrokerttl a Broker's ingress gives an event
+	// that has none.
+	DefaultTTL int32
+	// PublishTimeout bounds waiting for the store to acknowledge a batch;
+	// an ingress answers 503 when it expires.
+	PublishTimeout time.Duration
+	// Limits bound what clients can take of the HTTP listener.
+	Limits Limits
+	// TLS, when set, serves the HTTP listener over TLS only.
+	TLS *TLSFiles
+	// BearerTokens, when set, are required by the ingresses they name.
+	BearerTokens BearerTokens
+	Logger       *slog.Logger
+	// Registry receives knc_ingress_rejected_total and is served at
+	// /metrics.
+	Registry *prometheus.Registry
+}
+
+// Server is the one HTTP listener of the runtime: the ingress of every
+// Broker and Channel, /status, /metrics and the probes. It answers an event
+// 202 only once the store has acknowledged it.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	runtime  Runtime
+	store    Store
+	rejected *prometheus.CounterVec
+	tokens   atomic.Pointer[tokenSet]
+	// inflight counts the HTTP requests being served; ingressInflight the
+	// ingress requests among them, bounded by Limits.MaxConcurrentRequests.
+	inflight        atomic.Int64
+	ingressInflight atomic.Int64
+
+	httpServer *http.Server
+	done       chan error
+
+	// batchers group the events of each ingress subject into batches. A
+	// source served again by a new table keeps its batchers: the batches
+	// in flight bound the next ones.
+	mu       sync.Mutex
+	batchers map[string]*batcher
+}
+
+// New returns a Server that stores events in store; Serve starts it.
+func New(cfg Config, runtime Runtime, store Store) *Server {
+	cfg.Limits.setDefaults()
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		runtime: runtime,
+		store:   store,
+		rejected: newCounterVec(cfg.Registry, "knc_ingress_rejected_total",
+			"Ingress requests not accepted, by HTTP status code.", "code"),
+		done:     make(chan error, 1),
+		batchers: map[string]*batcher{},
+	}
+	if cfg.BearerTokens != nil {
+		s.SetBearerTokens(cfg.BearerTokens)
+	}
+	return s
+}
+
+func newCounterVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	reg.MustRegister(c)
+	return c
+}
+
+// LoadTLS reads the certificate files of Config.TLS, nil without them.
+func (s *Server) LoadTLS() (*tls.Config, error) {
+	if s.cfg.TLS == nil {
+		return nil, nil
+	}
+	return newTLSConfig(*s.cfg.TLS)
+}
+
+// Serve serves ln, over TLS when tlsConfig is set, until Stop, and returns
+// the base URL events are sent to.
+func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) string {
+	url := baseURL(ln.Addr())
+	s.httpServer = s.newHTTPServer(tlsConfig)
+	if tlsConfig != nil {
+		url = "https" + strings.TrimPrefix(url, "http")
+		ln = tls.NewListener(ln, s.httpServer.TLSConfig)
+	}
+	go func(srv *http.Server, ln net.Listener) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.done <- err
+		}
+	}(s.httpServer, ln)
+	return url
+}
+
+// Done receives the error that ended serving, if one did.
+func (s *Server) Done() <-chan error { return s.done }
+
+// Serving reports whether Serve was called.
+func (s *Server) Serving() bool { return s.httpServer != nil }
+
+// baseURL is the URL events are sent to; a wildcard listen address is
+// reported as loopback, which is where a local runtime is reached.
+func baseURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String()
+	}
+	host := tcp.IP
+	if host == nil || host.IsUnspecified() {
+		if host.To4() == nil && host != nil {
+			host = net.IPv6loopback
+		} else {
+			host = net.IPv4(127, 0, 0, 1)
+		}
+	}
+	return "http://" + net.JoinHostPort(host.String(), fmt.Sprint(tcp.Port))
+}
+
+// Stop closes the listener, waits for the requests in progress (an ingress
+// waits at most PublishTimeout for the store), then closes every
+// connection. http.Server.Shutdown alone would also wait up to five seconds
+// for connections a client opened but never sent a request on.
+func (s *Server) Stop(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout+time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.httpServer.Shutdown(hctx) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.inflight.Load() > 0 && hctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-hctx.Done():
+		}
+	}
+	_ = s.httpServer.Close()
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stopping the HTTP server: %w", err)
+	}
+	return nil
+}
+
+// Handler serves the ingress of every Broker and Channel at its path, and:
+//
+//	GET /healthz   200 while the process serves HTTP
+//	GET /readyz    200 once every route is programmed and NATS is connected, 503 otherwise
+//	GET /status    {"items": [...]}, the Knative status of every object
+//	GET /metrics   Prometheus metrics
+func (s *Server) Handler() http.Handler {
+	metricsHandler := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer s.inflight.Add(-1)
+		switch r.URL.Path {
+		case "/healthz":
+			writeText(w, http.StatusOK, "ok")
+		case "/readyz":
+			// Without its NATS connection (an external server being
+			// reconnected to) the runtime can store nothing.
+			if s.runtime.Ready() {
+				writeText(w, http.StatusOK, "ready")
+			} else {
+				writeText(w, http.StatusServiceUnavailable, "not ready")
+			}
+		case "/status":
+			s.serveStatus(w, r)
+		case "/metrics":
+			metricsHandler.ServeHTTP(w, r)
+		default:
+			s.serveIngress(w, r)
+		}
+	})
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeText(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	body, err := json.MarshalIndent(struct {
+		Items []status.Object `json:"items"`
+	}{Items: s.runtime.Statuses()}, "", "  ")
+	if err != nil {
+		writeText(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// serveIngress stores an event for the Broker or Channel at the request's
+// path and answers 202 once JetStream has acknowledged it, never before.
+func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
+	ep := s.runtime.Endpoint(r.URL.Path)
+	if ep == nil {
+		ep = s.runtime.Endpoint(strings.TrimSuffix(r.URL.Path, "/"))
+	}
+	if ep == nil {
+		s.reject(w, http.StatusNotFound, "no broker or channel at "+r.URL.Path)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodOptions:
+		// CloudEvents HTTP webhook validation (abuse protection) and
+		// plain method discovery.
+		w.Header().Set("Allow", "POST")
+		if origin := r.Header.Get("WebHook-Request-Origin"); origin != "" {
+			w.Header().Set("WebHook-Allowed-Origin", origin)
+			w.Header().Set("WebHook-Allowed-Rate", "*")
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	default:
+		w.Header().Set("Allow", "POST, OPTIONS")
+		s.reject(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: send events with POST")
+		return
+	}
+	if !s.authorized(w, r, ep.path) {
+		return
+	}
+	if !s.runtime.Accepting() {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
+		return
+	}
+	if !s.admit(w) {
+		return
+	}
+	defer s.release()
+	ev, err := cehttp.ReadRequest(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		var pe *cehttp.ParseError
+		switch {
+		case errors.Is(err, cehttp.ErrTooLarge):
+			s.reject(w, http.StatusRequestEntityTooLarge, err.Error())
+		case errors.As(err, &pe):
+			s.reject(w, http.StatusBadRequest, err.Error())
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The body did not arrive within Limits.ReadTimeout.
+			w.Header().Set("Connection", "close")
+			s.reject(w, http.StatusRequestTimeout, "the request body was not received in time")
+		default:
+			s.reject(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		}
+		return
+	}
+	if ep.broker {
+		if _, ok := TTL(ev); !ok {
+			ev.SetExtension(ExtensionTTL, s.cfg.DefaultTTL)
+		}
+	}
+	if err := s.storeEvent(r.Context(), ep, ev); err != nil {
+		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
+		w.Header().Set("Retry-After", "1")
+		s.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
+		return
+	}
+	ep.accepted.Inc()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// storeEvent adds ev to the next batch of ep and waits until JetStream has
+// acknowledged that batch. The batch completes, one way or the other,
+// within PublishTimeout.
+func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event) error {
+	bt, err := ep.batcher().store(ev, time.Now())
+	if err != nil {
+		return err
+	}
+	select {
+	case <-bt.done:
+		return bt.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) reject(w http.ResponseWriter, code int, msg string) {
+	s.rejected.WithLabelValues(strconv.Itoa(code)).Inc()
+	writeText(w, code, msg)
+}
