@@ -23,7 +23,7 @@ import (
 // the event is kept: it says what should happen next, and its caller
 // settles the message or stores the delivery accordingly.
 type attempt struct {
-	e   *Engine
+	p   *processor
 	src *source
 	t   *target
 	ev  *event.Event
@@ -67,33 +67,13 @@ func (d deliveryID) String() string {
 	return string(b)
 }
 
-// next says what is left to do after an attempt.
-type next int
-
-const (
-	// nextNothing: the delivery ended (delivered, dead-lettered, dropped;
-	// counted), or it was handed to its dead-letter stage.
-	nextNothing next = iota
-	// nextRetry: attempt again after the delay.
-	nextRetry
-	// nextRelease: shutting down; attempt again after the restart, without
-	// counting this one.
-	nextRelease
-)
-
-// verdict is what an attempt leaves to its caller.
-type verdict struct {
-	next  next
-	delay time.Duration
-}
-
 func (a *attempt) logAttrs(args ...any) []any {
 	return append([]any{a.src.kind.String(), a.src.obj.Key(), strings.ToLower(a.t.kind), a.t.obj.Key(), "event", a.ev.ID(), "attempt", a.n}, args...)
 }
 
 // budget is how long the attempt may take at most.
 func (a *attempt) budget() time.Duration {
-	b := a.t.timeout(a.e.opts.AttemptTimeout)
+	b := a.t.timeout(a.p.attemptTimeout)
 	if a.t.replyURL != "" {
 		b *= 2
 	}
@@ -102,7 +82,7 @@ func (a *attempt) budget() time.Duration {
 
 func (a *attempt) send(ctx context.Context, ev *event.Event, url string) delivery.Result {
 	start := time.Now()
-	r := a.e.sender.Attempt(ctx, ev, url, a.t.format(), a.t.timeout(a.e.opts.AttemptTimeout))
+	r := a.p.send.Attempt(ctx, ev, url, a.t.format(), a.t.timeout(a.p.attemptTimeout))
 	a.src.metrics.attemptDuration.Observe(time.Since(start).Seconds())
 	return r
 }
@@ -120,8 +100,6 @@ func (a *attempt) drop(reason string) {
 	a.src.metrics.drop(reason)
 	a.t.account.drop(reason)
 }
-
-var release = verdict{next: nextRelease}
 
 // deliver makes the attempt to the target's subscriber.
 func (a *attempt) deliver(ctx context.Context) verdict {
@@ -150,11 +128,11 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 				r, failedURL = rr, a.t.replyURL
 			}
 		default:
-			a.e.log.Info("dropping a reply: the subscription has no reply destination", a.logAttrs("reply", r.Reply.ID())...)
+			a.p.log.Info("dropping a reply: the subscription has no reply destination", a.logAttrs("reply", r.Reply.ID())...)
 			a.src.metrics.drop(dropNoReplyDestination)
 		}
 	}
-	if !r.Success && !a.e.accepting.Load() {
+	if !r.Success && !a.p.accepting.Load() {
 		// Shutting down: the failure may be this runtime's own ingress
 		// going away. Nothing is final while draining; the delivery is
 		// tried again after the restart.
@@ -167,15 +145,15 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		if at, ok := acceptedAt(a.accepted); ok {
 			a.src.metrics.latency.Observe(time.Since(at).Seconds())
 		}
-		return verdict{}
+		return finished
 	}
 	if v, ok := a.retry(r); ok {
 		return v
 	}
 	if a.t.deadLetterURL == "" {
-		a.e.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
+		a.p.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
 		a.drop(dropNoDeadLetterSink)
-		return verdict{}
+		return finished
 	}
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
 	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
@@ -183,18 +161,18 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		out.Header[ingress.HeaderAccepted] = []string{a.accepted}
 	}
 	fresh := []bool{false}
-	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
+	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			return release
 		}
-		a.e.log.Warn("could not store an event for its dead-letter sink; retrying the delivery later", a.logAttrs("error", err)...)
-		return verdict{next: nextRetry, delay: routeRetryDelay}
+		a.p.log.Warn("could not store an event for its dead-letter sink; retrying the delivery later", a.logAttrs("error", err)...)
+		return retryAfter(routeRetryDelay)
 	}
 	if fresh[0] {
 		a.countAccept()
 	}
-	a.e.log.Info("sending an event that could not be delivered to the dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
-	return verdict{}
+	a.p.log.Info("sending an event that could not be delivered to the dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
+	return finished
 }
 
 // deadLetter delivers an event of the dead stage to the dead-letter sink,
@@ -202,28 +180,28 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if a.t.deadLetterURL == "" {
 		// A reload removed the sink after the event was set aside for it.
-		a.e.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", a.logAttrs()...)
+		a.p.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", a.logAttrs()...)
 		a.drop(dropNoDeadLetterSink)
-		return verdict{}
+		return finished
 	}
 	r := a.send(ctx, a.ev, a.t.deadLetterURL)
 	if ctx.Err() != nil {
 		return release
 	}
-	if !r.Success && !a.e.accepting.Load() {
+	if !r.Success && !a.p.accepting.Load() {
 		return release
 	}
 	if r.Success {
 		a.src.metrics.deadLettered.Inc()
 		a.t.account.deadLettered.Inc()
-		return verdict{}
+		return finished
 	}
 	if v, ok := a.retry(r); ok {
 		return v
 	}
-	a.e.log.Error("dropping an event: its dead-letter sink did not accept it either", a.logAttrs(resultAttrs(a.t.deadLetterURL, r)...)...)
+	a.p.log.Error("dropping an event: its dead-letter sink did not accept it either", a.logAttrs(resultAttrs(a.t.deadLetterURL, r)...)...)
 	a.drop(dropDeadLetterFailed)
-	return verdict{}
+	return finished
 }
 
 // retry schedules another attempt after a failed one, if the delivery
@@ -233,9 +211,9 @@ func (a *attempt) retry(r delivery.Result) (verdict, bool) {
 		return verdict{}, false
 	}
 	delay := delivery.RetryDelay(a.t.delivery, a.n, r)
-	a.e.log.Debug("delivery attempt failed; retrying", a.logAttrs(append(resultAttrs("", r), "delay", delay)...)...)
+	a.p.log.Debug("delivery attempt failed; retrying", a.logAttrs(append(resultAttrs("", r), "delay", delay)...)...)
 	a.src.metrics.retried.Inc()
-	return verdict{next: nextRetry, delay: delay}, true
+	return retryAfter(delay), true
 }
 
 func resultAttrs(url string, r delivery.Result) []any {
@@ -259,14 +237,14 @@ var errTTL = errors.New("ttl exhausted")
 func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
 	ttl, ok := ingress.TTL(a.ev)
 	if !ok {
-		ttl = a.e.opts.DefaultTTL
+		ttl = a.p.defaultTTL
 	}
 	if rt, ok := ingress.TTL(reply); ok && rt < ttl {
 		ttl = rt
 	}
 	ttl--
 	if ttl <= 0 {
-		a.e.log.Info("dropping a reply: the event's TTL is exhausted, which usually means a reply loop",
+		a.p.log.Info("dropping a reply: the event's TTL is exhausted, which usually means a reply loop",
 			a.logAttrs("reply", reply.ID(), "reason", errTTL)...)
 		a.src.metrics.drop(dropTTL)
 		return nil
@@ -275,7 +253,7 @@ func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
 	out := cehttp.ToNATS(reply, a.src.names.in)
 	stamp(out, time.Now())
 	fresh := []bool{false}
-	if err := a.e.publishFresh(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh); err != nil {
+	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh); err != nil {
 		return err
 	}
 	if fresh[0] {

@@ -150,7 +150,7 @@ func (l *lane) wait(ctx context.Context) error { return l.jobs.wait(ctx) }
 // and the first attempts it makes. The message is settled when the last of
 // them ends.
 type routed struct {
-	e    *Engine
+	p    *processor
 	src  *source
 	msg  jetstream.Msg
 	meta *jetstream.MsgMetadata
@@ -173,8 +173,8 @@ type routed struct {
 	stopClaim func()
 }
 
-func (e *Engine) newRouted(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
-	r := &routed{e: e, src: src, msg: msg, meta: meta, lane: src.lane}
+func (p *processor) newRouted(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
+	r := &routed{p: p, src: src, msg: msg, meta: meta, lane: src.lane}
 	r.pending.Store(1)
 	return r
 }
@@ -215,7 +215,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
 		return
 	}
-	a := &attempt{e: r.e, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, id: id, countAccepted: true}
+	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, id: id, countAccepted: true}
 	if b := a.budget(); b > r.budget {
 		r.budget = b
 	}
@@ -255,12 +255,12 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
 	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
 	fresh := []bool{false}
-	if err := r.e.publishFresh(ctx, []*nats.Msg{out}, []string{"route:" + a.id.String()}, fresh); err != nil {
+	if err := r.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"route:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			r.released.Store(true)
 			return
 		}
-		r.e.log.Warn("could not store a delivery to retry; routing the event again later", a.logAttrs("error", err)...)
+		r.p.log.Warn("could not store a delivery to retry; routing the event again later", a.logAttrs("error", err)...)
 		r.failed.Store(true)
 		return
 	}
@@ -274,16 +274,16 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 func (r *routed) finish(ctx context.Context) {
 	if len(r.stored) > 0 {
 		fresh := make([]bool, len(r.stored))
-		err := r.e.publishFresh(ctx, r.stored, r.ids, fresh)
+		err := r.p.pub.publishAll(ctx, r.stored, r.ids, fresh)
 		countStored(r.src, r.matched, fresh)
 		if err != nil {
-			r.e.log.Warn("could not store the deliveries of an event; routing it again later",
+			r.p.log.Warn("could not store the deliveries of an event; routing it again later",
 				r.src.kind.String(), r.src.obj.Key(), "deliveries", len(r.stored), "error", err)
 			r.failed.Store(true)
 		}
 	}
 	if r.pending.Load() > 1 {
-		r.stopClaim = keepClaim(r.msg, r.budget, r.e.opts.AckWait)
+		r.stopClaim = keepClaim(r.msg, r.budget, r.p.ackWait)
 	}
 	r.done()
 }
@@ -297,10 +297,10 @@ func (r *routed) done() {
 	}
 	switch {
 	case r.released.Load():
-		r.e.settle(r.msg.Nak(), "release", r.msg)
+		r.p.settle(r.msg, release)
 	case r.failed.Load():
-		r.e.settle(r.msg.NakWithDelay(routeRetryDelay), "release", r.msg)
+		r.p.settle(r.msg, releaseAfter(routeRetryDelay))
 	default:
-		r.e.settle(r.msg.Ack(), "acknowledge", r.msg)
+		r.p.settle(r.msg, finished)
 	}
 }

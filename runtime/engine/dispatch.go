@@ -14,47 +14,47 @@ import (
 // backoff as delay, and the attempt number is JetStream's delivery count
 // (plus the attempts the route stage made before it stored the delivery),
 // so retries and their count survive a restart.
-func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) {
-	src := e.currentPlan().byID[id]
+func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) {
+	src := p.currentPlan().byID[id]
 	if src == nil {
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	st, tok, ok := src.names.parseSubject(msg.Subject())
 	if !ok {
-		e.settle(msg.Term(), "terminate", msg)
+		p.settle(msg, terminate)
 		return
 	}
 	meta, err := msg.Metadata()
 	if err != nil {
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	t := src.byToken[tok]
 	if t == nil {
-		e.log.Warn("dropping a delivery whose trigger or subscription no longer exists",
+		p.log.Warn("dropping a delivery whose trigger or subscription no longer exists",
 			src.kind.String(), src.obj.Key(), "target", tok)
 		src.metrics.drop(dropUnrouted)
-		e.metrics.accounting.forToken(src, tok).drop(dropUnrouted)
-		e.settle(msg.Ack(), "acknowledge", msg)
+		p.accounts.forToken(src, tok).drop(dropUnrouted)
+		p.settle(msg, finished)
 		return
 	}
 	if !t.ready {
 		// Keep it, untouched by any attempt, until the target is ready.
 		out := forward(msg, src.names.subject(holdStage(st), tok))
-		if err := e.publishAll(ctx, []*nats.Msg{out}, []string{msgID("hold", msg, meta, "")}); err != nil {
-			e.settle(msg.NakWithDelay(routeRetryDelay), "release", msg)
+		if err := p.pub.publishAll(ctx, []*nats.Msg{out}, []string{msgID("hold", msg, meta, "")}, nil); err != nil {
+			p.settle(msg, releaseAfter(routeRetryDelay))
 			return
 		}
-		e.settle(msg.Ack(), "acknowledge", msg)
+		p.settle(msg, finished)
 		return
 	}
 	ev, err := eventOf(msg)
 	if err != nil {
-		e.log.Error("dropping a stored delivery that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
+		p.log.Error("dropping a stored delivery that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
 		src.metrics.drop(dropUnreadable)
 		t.account.drop(dropUnreadable)
-		e.settle(msg.Term(), "terminate", msg)
+		p.settle(msg, terminate)
 		return
 	}
 	n := int(meta.NumDelivered)
@@ -62,13 +62,13 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 		// A delivery the route stage stored after attempts of its own:
 		// its first JetStream delivery only waits for the backoff.
 		if n == 1 {
-			e.settle(nakAfter(msg, time.Until(notBefore)), "schedule a retry for", msg)
+			p.settle(msg, retryAfter(time.Until(notBefore)))
 			return
 		}
 		n += prior - 1
 	}
-	a := &attempt{e: e, src: src, t: t, ev: ev, n: n, accepted: acceptedOf(msg.Headers()), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
-	stop := keepClaim(msg, a.budget(), e.opts.AckWait)
+	a := &attempt{p: p, src: src, t: t, ev: ev, n: n, accepted: acceptedOf(msg.Headers()), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
+	stop := keepClaim(msg, a.budget(), p.ackWait)
 	defer stop()
 	var v verdict
 	if st == stageDead {
@@ -76,14 +76,7 @@ func (e *Engine) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) 
 	} else {
 		v = a.deliver(ctx)
 	}
-	switch v.next {
-	case nextNothing:
-		e.settle(msg.Ack(), "acknowledge", msg)
-	case nextRetry:
-		e.settle(nakAfter(msg, v.delay), "schedule a retry for", msg)
-	case nextRelease:
-		e.settle(msg.Nak(), "release", msg)
-	}
+	p.settle(msg, v)
 }
 
 // keepClaim tells JetStream msg is still being worked on while an attempt

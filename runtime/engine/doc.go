@@ -75,6 +75,35 @@
 // stay in JetStream and are delivered after a restart with the same data
 // directory.
 //
+// # Where each thing happens
+//
+// The Engine (engine.go) owns the plan (plan.go), the streams, consumers
+// and stages of each source (setup.go, stage.go) and the lifecycle: Start,
+// Reload, Shutdown. The messages the stages pull are handled by a
+// processor (processor.go), which reaches JetStream, subscribers and the
+// accounting only through the publisher, sender and accounts interfaces.
+//
+//   - Where is a message acknowledged, retried, released or terminated?
+//     In settle (settle.go), and nowhere else: every handler returns a
+//     verdict, and settle maps it to Ack, NakWithDelay, Nak or Term, and
+//     logs what JetStream could not be told.
+//   - Where is an event routed? routeMsg and routeBatch (route.go), which
+//     make the first attempt of each delivery on the source's lane or store
+//     it (direct.go, routed).
+//   - Where is a delivery attempted? attempt.deliver (attempt.go), for the
+//     first attempt (from direct.go) as for the later ones (dispatchMsg,
+//     dispatch.go).
+//   - Where is a retry decided? attempt.retry, with delivery.RetryDelay; the
+//     retry itself is the verdict retryAfter, a NakWithDelay, or for a first
+//     attempt a delivery stored with its attempts and next time.
+//   - Where is an event dead-lettered? attempt.deliver stores it on the
+//     dead subject once retries are exhausted; attempt.deadLetter delivers
+//     it from there to the sink.
+//   - Where is an event dropped? attempt.drop, counted by reason
+//     (metrics.go); and a stored message that holds no event is terminated.
+//   - Where is an event held while its target is not ready? dispatchMsg
+//     moves it to a hold subject, unparkMsg (route.go) moves it back.
+//
 // Accounting (accounting.go): every delivery, one event matched to one
 // Trigger or Subscription, is counted as accepted when the route stage
 // stores it, or with its outcome when its first attempt ends it, and

@@ -29,7 +29,8 @@ type Engine struct {
 	ingressMaxBytes int64
 	log             *slog.Logger
 	metrics         *metrics
-	sender          *delivery.Sender
+	// proc handles the messages the stages pull.
+	proc *processor
 
 	// mu serialises Start, Reload and Shutdown, and guards the fields
 	// below it.
@@ -72,7 +73,6 @@ func New(opts Options) (*Engine, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		metrics:   newMetrics(opts.Registry),
-		sender:    delivery.NewSender(),
 		pipelines: map[string]*pipeline{},
 		readyCh:   make(chan struct{}),
 	}
@@ -159,8 +159,19 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if err := e.connectNATS(); err != nil {
 		return err
 	}
-	if e.acks, err = newAckPublisher(e.nc); err != nil {
+	if e.acks, err = newAckPublisher(e.nc, e.opts.PublishTimeout); err != nil {
 		return fmt.Errorf("engine: %w", err)
+	}
+	e.proc = &processor{
+		plan:           &e.plan,
+		accepting:      &e.accepting,
+		pub:            e.acks,
+		send:           delivery.NewSender(),
+		accounts:       e.metrics.accounting,
+		log:            e.log,
+		ackWait:        e.opts.AckWait,
+		attemptTimeout: e.opts.AttemptTimeout,
+		defaultTTL:     e.opts.DefaultTTL,
 	}
 	tlsConfig, err := e.ingress.LoadTLS()
 	if err != nil {

@@ -65,18 +65,3 @@ func acceptedAt(v string) (time.Time, bool) {
 func msgID(kind string, msg jetstream.Msg, meta *jetstream.MsgMetadata, suffix string) string {
 	return fmt.Sprintf("%s:%s:%d:%s", kind, meta.Stream, meta.Sequence.Stream, suffix)
 }
-
-// settle acknowledges or rejects a message, logging what cannot be told to
-// JetStream: the message then comes back after AckWait.
-func (e *Engine) settle(err error, what string, msg jetstream.Msg) {
-	if err != nil {
-		e.log.Warn("could not "+what+" a message; it will be redelivered", "subject", msg.Subject(), "error", err)
-	}
-}
-
-func nakAfter(msg jetstream.Msg, d time.Duration) error {
-	if d <= 0 {
-		return msg.Nak()
-	}
-	return msg.NakWithDelay(d)
-}

@@ -25,6 +25,8 @@ type ackPublisher struct {
 	nc     *nats.Conn
 	prefix string
 	sub    *nats.Subscription
+	// timeout bounds publishAll.
+	timeout time.Duration
 
 	mu      sync.Mutex
 	next    uint64
@@ -46,8 +48,8 @@ const noResponderRetry = 250 * time.Millisecond
 // in time.
 var errPublishTimeout = errors.New("no acknowledgement from JetStream within the publish timeout")
 
-func newAckPublisher(nc *nats.Conn) (*ackPublisher, error) {
-	p := &ackPublisher{nc: nc, prefix: nc.NewInbox() + ".", pending: map[uint64]*pendingAck{}}
+func newAckPublisher(nc *nats.Conn, timeout time.Duration) (*ackPublisher, error) {
+	p := &ackPublisher{nc: nc, prefix: nc.NewInbox() + ".", timeout: timeout, pending: map[uint64]*pendingAck{}}
 	sub, err := nc.Subscribe(p.prefix+"*", p.onAck)
 	if err != nil {
 		return nil, fmt.Errorf("subscribing to acknowledgements: %w", err)
@@ -174,18 +176,13 @@ func ackError(m *nats.Msg) error {
 	return fmt.Errorf("publishing to JetStream: %s (code %d, error %d)", resp.Error.Description, resp.Error.Code, resp.Error.ErrCode)
 }
 
-// publishAll publishes msgs and waits until JetStream stored all of them.
-func (e *Engine) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string) error {
-	return e.publishFresh(ctx, msgs, ids, nil)
-}
-
-// publishFresh is publishAll that also sets fresh[i], when fresh is not nil,
-// to whether msgs[i] was stored now rather than discarded as a duplicate of
-// a message stored before with the same ID. The messages are published
-// together, each with its ID, and their acknowledgements awaited, for at
-// most PublishTimeout.
-func (e *Engine) publishFresh(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
-	deadline := time.Now().Add(e.opts.PublishTimeout)
+// publishAll publishes msgs and waits until JetStream stored all of them,
+// for at most the publish timeout; it also sets fresh[i], when fresh is not
+// nil, to whether msgs[i] was stored now rather than discarded as a
+// duplicate of a message stored before with the same ID. The messages are
+// published together, each with its ID.
+func (p *ackPublisher) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
+	deadline := time.Now().Add(p.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -202,7 +199,7 @@ func (e *Engine) publishFresh(ctx context.Context, msgs []*nats.Msg, ids []strin
 			m.Header = nats.Header{}
 		}
 		m.Header[jetstream.MsgIDHeader] = []string{ids[i]}
-		e.acks.Publish(m, deadline, func(err error, duplicate bool) { outcomes <- outcome{i, err, duplicate} })
+		p.Publish(m, deadline, func(err error, duplicate bool) { outcomes <- outcome{i, err, duplicate} })
 	}
 	// After a failure the other acknowledgements are still awaited: a
 	// message stored now is a duplicate when published again, so fresh

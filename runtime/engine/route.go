@@ -25,35 +25,35 @@ const routeRetryDelay = time.Second
 // again later and JetStream discards the deliveries already stored as
 // duplicates (by message ID), so that each Trigger is still evaluated into
 // one stored delivery at most.
-func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
-	src := e.currentPlan().byID[id]
+func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
+	src := p.currentPlan().byID[id]
 	if src == nil {
 		// The source was removed by a reload; its pipeline is stopping.
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	meta, err := msg.Metadata()
 	if err != nil {
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	if len(src.targets) == 0 {
 		// Nothing to evaluate: no need to read the event.
-		e.settle(msg.Ack(), "acknowledge", msg)
+		p.settle(msg, finished)
 		return
 	}
 	if cehttp.IsBatch(msg.Headers()) {
-		e.routeBatch(ctx, src, msg, meta)
+		p.routeBatch(ctx, src, msg, meta)
 		return
 	}
 	ev, err := eventOf(msg)
 	if err != nil {
-		e.log.Error("dropping a stored message that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
+		p.log.Error("dropping a stored message that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
 		src.metrics.drop(dropUnreadable)
-		e.settle(msg.Term(), "terminate", msg)
+		p.settle(msg, terminate)
 		return
 	}
-	r := e.newRouted(src, msg, meta)
+	r := p.newRouted(src, msg, meta)
 	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), index: -1}
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
@@ -67,27 +67,27 @@ func (e *Engine) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
 // or are stored. A delivery's message ID names the event by its place in the
 // batch, so that routing the batch again stores nothing twice. An event
 // that cannot be read is dropped alone.
-func (e *Engine) routeBatch(ctx context.Context, src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) {
+func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) {
 	if err := cehttp.CheckBatch(msg.Headers()); err != nil {
-		e.log.Error("dropping a stored batch this version cannot read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
+		p.log.Error("dropping a stored batch this version cannot read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
 		src.metrics.drop(dropUnreadable)
-		e.settle(msg.Term(), "terminate", msg)
+		p.settle(msg, terminate)
 		return
 	}
-	r := e.newRouted(src, msg, meta)
+	r := p.newRouted(src, msg, meta)
 	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
 		ev, accepted, next, err := cehttp.RecordEvent(rest, msg.Subject(), ingress.HeaderAccepted)
 		if errors.Is(err, cehttp.ErrCorruptRecord) {
-			e.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
+			p.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)
 			break
 		}
 		record := rest[:len(rest)-len(next)]
 		rest = next
 		if err != nil {
-			e.log.Error("dropping a stored event that is not valid", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
+			p.log.Error("dropping a stored event that is not valid", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)
 			continue
 		}
@@ -113,34 +113,34 @@ func (s *source) match(ev *event.Event, dst []int) []int {
 
 // unparkMsg moves a held delivery of a target that has become ready back to
 // its active stage.
-func (e *Engine) unparkMsg(ctx context.Context, id string, msg jetstream.Msg) {
-	src := e.currentPlan().byID[id]
+func (p *processor) unparkMsg(ctx context.Context, id string, msg jetstream.Msg) {
+	src := p.currentPlan().byID[id]
 	if src == nil {
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	meta, err := msg.Metadata()
 	if err != nil {
-		e.settle(msg.Nak(), "release", msg)
+		p.settle(msg, release)
 		return
 	}
 	hold, tok, ok := src.names.parseSubject(msg.Subject())
 	if !ok {
-		e.settle(msg.Term(), "terminate", msg)
+		p.settle(msg, terminate)
 		return
 	}
 	if t := src.byToken[tok]; t != nil && !t.ready {
 		// A reload made it unready again after this message was handed
 		// out; the next unpark consumer will not see it until it is ready.
-		e.settle(msg.NakWithDelay(e.opts.AckWait), "release", msg)
+		p.settle(msg, releaseAfter(p.ackWait))
 		return
 	}
 	// Deliveries of deleted targets move too; the dispatch stage drops
 	// and counts them.
 	out := forward(msg, src.names.subject(activeStage(hold), tok))
-	if err := e.publishAll(ctx, []*nats.Msg{out}, []string{msgID("unpark", msg, meta, "")}); err != nil {
-		e.settle(msg.NakWithDelay(routeRetryDelay), "release", msg)
+	if err := p.pub.publishAll(ctx, []*nats.Msg{out}, []string{msgID("unpark", msg, meta, "")}, nil); err != nil {
+		p.settle(msg, releaseAfter(routeRetryDelay))
 		return
 	}
-	e.settle(msg.Ack(), "acknowledge", msg)
+	p.settle(msg, finished)
 }

@@ -162,7 +162,7 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 			return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, stream, err)
 		}
 		p.routes = append(p.routes, newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-			e.routeMsg(ctx, id, m)
+			e.proc.routeMsg(ctx, id, m)
 		}).trimming(&trimmer{stream: stream, consumer: route, js: e.js, log: log}))
 	}
 	dispatch, err := e.js.CreateOrUpdateConsumer(ctx, src.names.outStream,
@@ -171,7 +171,7 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerDispatch, src.names.outStream, err)
 	}
 	p.dispatch = newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-		e.dispatchMsg(ctx, id, m)
+		e.proc.dispatchMsg(ctx, id, m)
 	})
 	if err := e.updateUnpark(ctx, p, src); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func (e *Engine) updateUnpark(ctx context.Context, p *pipeline, src *source) err
 	}
 	id := src.names.id
 	p.unpark = newStage("unpark", cons, e.opts.RouteConcurrency, e.log.With(src.kind.String(), src.obj.Key()), func(ctx context.Context, m jetstream.Msg) {
-		e.unparkMsg(ctx, id, m)
+		e.proc.unparkMsg(ctx, id, m)
 	})
 	p.holdFilter = filter
 	return nil
