@@ -56,6 +56,9 @@ type Knc struct {
 	Table   string
 	DataDir string
 	args    []string
+	// manifests, when set instead of Table, is the directory of
+	// manifests `knc run` compiles itself.
+	manifests string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -95,12 +98,21 @@ func NewKncServing(t testing.TB, bin, tablePath string, args ...string) *Knc {
 	return newKnc(t, bin, tablePath, filepath.Join(t.TempDir(), "data"), args)
 }
 
+// NewKncManifests prepares a `knc run DIR` plus args, not started: knc
+// compiles the manifests under dir itself, as a user runs it.
+func NewKncManifests(t testing.TB, bin, dir string, args ...string) *Knc {
+	t.Helper()
+	k := newKnc(t, bin, "", filepath.Join(t.TempDir(), "data"), args)
+	k.manifests = dir
+	return k
+}
+
 func newKnc(t testing.TB, bin, tablePath, dataDir string, args []string) *Knc {
 	t.Helper()
 	k := &Knc{t: t, bin: bin, Table: tablePath, DataDir: dataDir, args: args}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("knc log (last process of %s):\n%s", k.Table, k.Log())
+			t.Logf("knc log (last process of %s%s):\n%s", k.Table, k.manifests, k.Log())
 		}
 		k.Stop()
 	})
@@ -147,8 +159,13 @@ func (k *Knc) Start() {
 func (k *Knc) launch() {
 	t := k.t
 	t.Helper()
-	args := append([]string{"run", "--table", k.Table, "--http-addr", "127.0.0.1:0", "--data-dir", k.DataDir,
-		"--ack-wait", "2s", "--log-level", "info"}, k.args...)
+	source := []string{"--table", k.Table}
+	if k.manifests != "" {
+		source = []string{k.manifests}
+	}
+	args := append(append([]string{"run"}, source...), "--http-addr", "127.0.0.1:0", "--data-dir", k.DataDir,
+		"--ack-wait", "2s", "--log-level", "info")
+	args = append(args, k.args...)
 	cmd := exec.Command(k.bin, args...)
 	log := &logBuffer{ready: make(chan string, 1)}
 	stderr, err := cmd.StderrPipe()
