@@ -112,12 +112,17 @@ func deadLetterSink(d *routing.Delivery) *routing.Destination {
 }
 
 // Local resolves the Destinations of a table served by one local listener:
-// absolute URIs as they are, and Refs to the table's own Brokers and
-// Channels to the listener's URL plus their path. It knows no other
-// referent.
+// Refs to the table's own Brokers and Channels to the listener's URL plus
+// their path, and absolute URIs as they are, except those on the host of a
+// Broker's or Channel's cluster address (its Address in the table, which is
+// where the compiler resolves a ref to an object of the repository): one
+// listener serves them all, so their path is kept and their scheme and host
+// become the listener's. It knows no other referent.
 type Local struct {
 	base  *url.URL
 	paths map[refKey]string
+	// served holds the scheme://host of every cluster address of the table.
+	served map[string]bool
 }
 
 type refKey struct {
@@ -133,15 +138,25 @@ func NewLocal(t *routing.Table, baseURL string) (*Local, error) {
 	if !base.IsAbs() || base.Host == "" {
 		return nil, fmt.Errorf("local resolver: base URL %q must be absolute", baseURL)
 	}
-	l := &Local{base: base, paths: map[refKey]string{}}
+	l := &Local{base: base, paths: map[refKey]string{}, served: map[string]bool{}}
 	for _, b := range t.Brokers {
 		l.paths[refKey{"eventing.knative.dev", "Broker", b.Namespace, b.Name}] = b.Path
+		l.serve(b.Address)
 	}
 	for _, c := range t.Channels {
 		l.paths[refKey{"messaging.knative.dev", "Channel", c.Namespace, c.Name}] = c.Path
+		l.serve(c.Address)
 	}
 	return l, nil
 }
+
+func (l *Local) serve(address string) {
+	if u, err := url.Parse(address); err == nil && u.IsAbs() && u.Host != "" {
+		l.served[origin(u)] = true
+	}
+}
+
+func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
 
 // Resolve implements Resolver.
 func (l *Local) Resolve(_ context.Context, d routing.Destination) (*url.URL, error) {
@@ -152,6 +167,11 @@ func (l *Local) Resolve(_ context.Context, d routing.Destination) (*url.URL, err
 		}
 		if !u.IsAbs() || u.Host == "" {
 			return nil, fmt.Errorf("uri %q is not absolute and has no ref to resolve it against", d.URI)
+		}
+		if l.served[origin(u)] {
+			local := l.base.JoinPath(u.Path)
+			local.RawQuery = u.RawQuery
+			return local, nil
 		}
 		return u, nil
 	}

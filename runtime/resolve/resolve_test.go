@@ -92,3 +92,33 @@ func TestNewLocalRejectsRelativeBase(t *testing.T) {
 		t.Error("NewLocal accepted a base URL without a host")
 	}
 }
+
+// TestLocalResolvesClusterAddresses checks that a URI on the host of a
+// served object's cluster address, which is what the compiler writes for a
+// ref to a Broker or Channel of the repository, goes to the local listener
+// with its path and query kept, and that other URIs stay as they are.
+func TestLocalResolvesClusterAddresses(t *testing.T) {
+	tbl := table()
+	tbl.Brokers[0].Address = "http://knc-ingress.ns.svc.cluster.local/brokers/ns/b"
+	tbl.Channels[0].Address = "http://knc-ingress.ns.svc.cluster.local/channels/ns/dead"
+	local, err := NewLocal(tbl, "http://127.0.0.1:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ uri, want string }{
+		{"http://knc-ingress.ns.svc.cluster.local/channels/ns/dead", "http://127.0.0.1:8080/channels/ns/dead"},
+		{"http://KNC-INGRESS.ns.svc.cluster.local/brokers/ns/b?x=1", "http://127.0.0.1:8080/brokers/ns/b?x=1"},
+		{"http://knc-ingress.other.svc.cluster.local/brokers/other/b", "http://knc-ingress.other.svc.cluster.local/brokers/other/b"},
+		{"https://knc-ingress.ns.svc.cluster.local/brokers/ns/b", "https://knc-ingress.ns.svc.cluster.local/brokers/ns/b"},
+		{"http://svc.example/x", "http://svc.example/x"},
+	} {
+		u, err := local.Resolve(context.Background(), routing.Destination{URI: tt.uri})
+		if err != nil {
+			t.Errorf("%s: %v", tt.uri, err)
+			continue
+		}
+		if u.String() != tt.want {
+			t.Errorf("%s resolved to %s, want %s", tt.uri, u, tt.want)
+		}
+	}
+}
