@@ -1,6 +1,6 @@
 // Package cehttp is knc's CloudEvents wire codec: it reads and writes
-// CloudEvents 1.0 over HTTP (binary and structured content modes) and stores
-// them in NATS JetStream messages.
+// CloudEvents 1.0 and 0.3 over HTTP (binary and structured content modes)
+// and stores them in NATS JetStream messages.
 //
 // Events are github.com/cloudevents/sdk-go/v2/event values, but the binary
 // mode is parsed and written by hand: the SDK's protocol and binding layers
@@ -28,7 +28,8 @@
 // a receiver would trim) is sent in structured mode even when binary mode
 // was asked for.
 //
-// NATS messages carry events in binary mode: attributes as "ce-" headers,
+// NATS messages carry events in binary mode (a 0.3 event with the
+// attributes of its 1.0 form and ce-specversion 0.3): attributes as "ce-" headers,
 // the payload as the message body. Header values are percent-encoded where
 // NATS would alter them (control characters, '%', and white space at either
 // end); extension values that are not strings keep their CloudEvents type in

@@ -82,7 +82,14 @@ func natsHeaders(e *event.Event, set func(key, value string)) {
 		return
 	}
 	ec := asV1(e.Context)
-	set(natsPrefix+"specversion", event.CloudEventsVersionV1)
+	// A 0.3 event is stored with the attributes of its 1.0 form (schemaurl
+	// as dataschema, datacontentencoding as an extension) and its own
+	// version, which FromNATS turns back into 0.3.
+	version := event.CloudEventsVersionV1
+	if _, ok := e.Context.(*event.EventContextV03); ok {
+		version = event.CloudEventsVersionV03
+	}
+	set(natsPrefix+"specversion", version)
 	set(natsPrefix+"id", natsEscape(ec.ID))
 	set(natsPrefix+"source", natsEscape(ec.Source.String()))
 	set(natsPrefix+"type", natsEscape(ec.Type))
@@ -185,7 +192,11 @@ func formatExtension(v any) (string, string) {
 // FromNATS reads the event that ToNATS stored in m.
 func FromNATS(m *nats.Msg) (*event.Event, error) {
 	h := m.Header
-	if v := h[natsPrefix+"specversion"]; len(v) == 0 || v[0] != event.CloudEventsVersionV1 {
+	version := ""
+	if v := h[natsPrefix+"specversion"]; len(v) > 0 {
+		version = v[0]
+	}
+	if version != event.CloudEventsVersionV1 && version != event.CloudEventsVersionV03 {
 		return nil, attrError("specversion", "missing or unsupported in NATS message on "+m.Subject, nil)
 	}
 	types := ""
@@ -211,7 +222,15 @@ func FromNATS(m *nats.Msg) (*event.Event, error) {
 	if v := h[natsDataBase64]; len(v) > 0 && v[0] == "true" {
 		b.event.DataBase64 = true
 	}
-	return &b.event, nil
+	return b.finish(version), nil
+}
+
+// finish returns the event read, in the spec version it was stored with.
+func (b *binaryEvent) finish(version string) *event.Event {
+	if version == event.CloudEventsVersionV03 {
+		b.event.Context = b.context.AsV03()
+	}
+	return &b.event
 }
 
 // setFromNATSHeader sets what the NATS header key with value holds, if it

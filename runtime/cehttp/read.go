@@ -64,7 +64,7 @@ func mediaType(contentType string) string {
 	return strings.TrimSpace(strings.ToLower(contentType))
 }
 
-// ReadRequest parses a CloudEvents 1.0 HTTP request in binary mode (ce-*
+// ReadRequest parses a CloudEvents 1.0 or 0.3 HTTP request in binary mode (ce-*
 // headers) or structured mode (Content-Type: application/cloudevents+json).
 // It reads at most maxBody bytes of body (0 = no limit).
 //
@@ -94,6 +94,13 @@ func read(h http.Header, body io.Reader, contentLength, maxBody int64, optional 
 	}
 	switch modeOf(h) {
 	case modeBinary:
+		if isV03(h) {
+			data, err := readBody(body, contentLength, maxBody)
+			if err != nil {
+				return nil, err
+			}
+			return readV03Binary(h, data)
+		}
 		e, err := parseBinaryHeaders(h)
 		if err != nil {
 			return nil, err
@@ -167,7 +174,7 @@ func parseBinaryHeaders(h http.Header) (*event.Event, error) {
 		if len(v) > 0 {
 			got = v[0]
 		}
-		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q is", got, event.CloudEventsVersionV1), nil)
+		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q and %q are", got, event.CloudEventsVersionV1, event.CloudEventsVersionV03), nil)
 	}
 	// One allocation holds the event, its context and the values its
 	// optional attributes point to.
@@ -337,9 +344,12 @@ func parseStructured(data []byte) (*event.Event, error) {
 	if err != nil {
 		return nil, &ParseError{Reason: "malformed structured event", Err: err}
 	}
+	if _, ok := e.Context.(*event.EventContextV03); ok {
+		return validateV03(e)
+	}
 	ec, ok := e.Context.(*event.EventContextV1)
 	if !ok {
-		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q is", e.SpecVersion(), event.CloudEventsVersionV1), nil)
+		return nil, attrError("specversion", fmt.Sprintf("%q is not supported, only %q and %q are", e.SpecVersion(), event.CloudEventsVersionV1, event.CloudEventsVersionV03), nil)
 	}
 	if err := validateContext(ec); err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func TestReadRequestRejects(t *testing.T) {
 		{"blank id", "Ce-Specversion: 1.0\r\nCe-Id: \r\nCe-Source: /s\r\nCe-Type: t\r\n", "", "id"},
 		{"missing source", "Ce-Specversion: 1.0\r\nCe-Id: 1\r\nCe-Type: t\r\n", "", "source"},
 		{"missing type", "Ce-Specversion: 1.0\r\nCe-Id: 1\r\nCe-Source: /s\r\n", "", "type"},
-		{"specversion 0.3", "Ce-Specversion: 0.3\r\nCe-Id: 1\r\nCe-Source: /s\r\nCe-Type: t\r\n", "", "specversion"},
+		{"specversion 0.3 without id", "Ce-Specversion: 0.3\r\nCe-Source: /s\r\nCe-Type: t\r\n", "", ""},
 		{"specversion 2.0", "Ce-Specversion: 2.0\r\nCe-Id: 1\r\nCe-Source: /s\r\nCe-Type: t\r\n", "", "specversion"},
 		{"bad time", validBinaryHeaders + "Ce-Time: yesterday\r\n", "", "time"},
 		{"bad source", "Ce-Specversion: 1.0\r\nCe-Id: 1\r\nCe-Source: http://[::1\r\nCe-Type: t\r\n", "", "source"},
@@ -140,7 +140,7 @@ func TestReadRequestRejects(t *testing.T) {
 		{"malformed JSON", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"1.0",`, ""},
 		{"trailing garbage after JSON", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"1.0","id":"1","source":"/s","type":"t"} x`, ""},
 		{"structured without specversion", "Content-Type: application/cloudevents+json\r\n", `{"id":"1","source":"/s","type":"t"}`, ""},
-		{"structured 0.3", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"0.3","id":"1","source":"/s","type":"t"}`, "specversion"},
+		{"structured 0.3 without type", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"0.3","id":"1","source":"/s"}`, ""},
 		{"structured missing type", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"1.0","id":"1","source":"/s"}`, "type"},
 		{"batched mode", "Content-Type: application/cloudevents-batch+json\r\n", `[]`, ""},
 	}

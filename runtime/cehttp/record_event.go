@@ -60,7 +60,7 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 			extraValue = kv[i+1]
 		}
 	}
-	if specversion != event.CloudEventsVersionV1 {
+	if specversion != event.CloudEventsVersionV1 && specversion != event.CloudEventsVersionV03 {
 		return nil, extraValue, rest, attrError("specversion", "missing or unsupported in NATS message on "+subject, nil)
 	}
 	b := new(binaryEvent)
@@ -82,7 +82,7 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 	if base64 == "true" {
 		b.event.DataBase64 = true
 	}
-	return &b.event, extraValue, rest, nil
+	return b.finish(specversion), extraValue, rest, nil
 }
 
 // kindOf returns the kind the knc-ce-types value types gives the extension

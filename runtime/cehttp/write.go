@@ -24,6 +24,9 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 	if e.Context == nil {
 		return nil, fmt.Errorf("building request for %s: event has no context", url)
 	}
+	if _, ok := e.Context.(*event.EventContextV03); ok {
+		return newV03Request(ctx, e, url, format)
+	}
 	ec := asV1(e.Context)
 	if format != routing.FormatJSON {
 		if h, ok := binaryHeaders(ec); ok {

@@ -45,7 +45,10 @@ func newAttribute(name string) attribute {
 		kind = attrSubject
 	case "time":
 		kind = attrTime
-	case "dataschema":
+	case "dataschema", "schemaurl":
+		// schemaurl is the 0.3 name of dataschema; Knative's attribute
+		// lookup (pkg/eventfilter/attributes) answers either name with
+		// the event's data schema, whatever its spec version.
 		kind = attrDataSchema
 	case "datacontenttype":
 		kind = attrDataContentType
