@@ -41,6 +41,12 @@ type Result struct {
 	Success bool
 	// Reply is the event in a 200 response's body, if any.
 	Reply *event.Event
+	// ReplyHeader holds the response headers that pass through with the
+	// reply (cehttp.PassThrough), when there is a Reply.
+	ReplyHeader http.Header
+	// NotAnEvent tells that a 200 response had a body that is no
+	// CloudEvent; with Options.StrictReply that is a failed attempt.
+	NotAnEvent bool
 	// RetryAfter is the Retry-After of a 429 or 503 response, else 0.
 	RetryAfter time.Duration
 	// Body is the start of a failed response's body, for knativeerrordata.
@@ -110,21 +116,46 @@ func NewSender(opts ...Option) *Sender {
 	return s
 }
 
+// Options are the parameters of one attempt besides the event and URL.
+type Options struct {
+	// Format is routing.FormatBinary or routing.FormatJSON.
+	Format string
+	// Timeout bounds the attempt; 0 means no per-attempt timeout.
+	Timeout time.Duration
+	// Header is added to the request: Kn-Namespace and the headers that
+	// pass through (cehttp.PassThrough). It must not hold ce- headers.
+	Header http.Header
+	// StrictReply makes a 200 whose body is not empty and not a CloudEvent
+	// a failed, retryable attempt, as Knative's Broker filter treats it
+	// (knative/eventing pkg/broker/filter/filter_handler.go answers it with
+	// 502). Knative's Channel dispatcher ignores such a body instead.
+	StrictReply bool
+}
+
 // Attempt posts e once to url in the given format (routing.FormatBinary or
 // routing.FormatJSON), bounded by timeout (0 = no per-attempt timeout), and
-// classifies the response. It always drains and closes the response body so
-// that the connection is reused. A cancelled ctx gives a retryable result
-// with Err set; the caller tells it from a subscriber timeout by ctx.Err().
+// classifies the response; it is Send without headers.
 func (s *Sender) Attempt(ctx context.Context, e *event.Event, url, format string, timeout time.Duration) Result {
-	if timeout > 0 {
+	return s.Send(ctx, e, url, Options{Format: format, Timeout: timeout})
+}
+
+// Send posts e once to url as o says and classifies the response. It
+// always drains and closes the response body so that the connection is
+// reused. A cancelled ctx gives a retryable result with Err set; the caller
+// tells it from a subscriber timeout by ctx.Err().
+func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options) Result {
+	if o.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	req, err := cehttp.NewRequest(ctx, e, url, format)
+	req, err := cehttp.NewRequest(ctx, e, url, o.Format)
 	if err != nil {
 		// A request that cannot be built will not build on a retry either.
 		return Result{Err: err}
+	}
+	for name, values := range o.Header {
+		req.Header[name] = values
 	}
 	resp, err := s.send(req)
 	if err != nil {
@@ -141,6 +172,22 @@ func (s *Sender) Attempt(ctx context.Context, e *event.Event, url, format string
 			return r
 		}
 		r.Reply = reply
+		if reply != nil {
+			r.ReplyHeader = cehttp.PassThrough(resp.Header)
+			break
+		}
+		// Like Knative, one byte tells an empty body from one that is no
+		// CloudEvent.
+		var first [1]byte
+		if n, _ := io.ReadFull(resp.Body, first[:]); n > 0 {
+			r.NotAnEvent = true
+			if o.StrictReply {
+				rest, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBodyBytes-1))
+				r.Success, r.Retryable = false, true
+				r.Body = append(first[:1:1], rest...)
+				r.Err = fmt.Errorf("the 200 response of %s has a body that is not a CloudEvent: a response must be empty or a valid CloudEvent", url)
+			}
+		}
 	case !r.Success:
 		r.Body, _ = io.ReadAll(io.LimitReader(resp.Body, MaxErrorBodyBytes))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
@@ -265,6 +312,11 @@ func DeadLetter(e *event.Event, failedURL string, r Result) *event.Event {
 		_ = dl.Context.SetExtension(ExtensionErrorDest, failedURL)
 	}
 	code, body := r.StatusCode, r.Body
+	if code/100 == 2 {
+		// A 2xx fails only when what it holds is not a CloudEvent; Knative's
+		// Broker filter reports that as 502.
+		code = http.StatusBadGateway
+	}
 	if code == 0 {
 		code = http.StatusInternalServerError
 		err := r.Err

@@ -15,7 +15,15 @@
 //
 // A 200 whose body claims to be a CloudEvent but is not a valid one (or is
 // over the reply size limit) is a failed, retryable attempt: Knative's
-// broker answers such a reply with 502, which its dispatchers retry.
+// broker answers such a reply with 502, which its dispatchers retry. With
+// Options.StrictReply (a Trigger's delivery) so is a 200 whose non-empty
+// body is no CloudEvent at all, as Knative's Broker filter has it; for a
+// Subscription such a body is ignored, as Knative's Channel dispatcher does.
+// The dead letter of a failed 2xx says 502, as Knative's does.
+//
+// Headers: Options.Header is added to the request (Kn-Namespace and the
+// headers that pass through, see cehttp.PassThrough), and the pass-through
+// headers of a reply come back in Result.ReplyHeader.
 //
 // Backoff: "linear" waits backoffDelay before every retry, as the Knative
 // control-plane contract says (the object model and Knative's code differ);

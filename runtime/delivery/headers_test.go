@@ -1,0 +1,84 @@
+package delivery
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// TestSendAddsHeaders checks that Options.Header reaches the subscriber
+// next to the event's own headers, and that the pass-through headers of a
+// reply come back in Result.ReplyHeader.
+func TestSendAddsHeaders(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		replyHeaders(w)
+		w.Header().Set("Knative-Reply", "yes")
+		w.Header().Set("X-Private", "no")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	r := NewSender().Send(context.Background(), testEvent(t), srv.URL, Options{
+		Format: routing.FormatBinary, Timeout: 10 * time.Second,
+		Header: http.Header{"Kn-Namespace": {"team-a"}, "Knative-Hello": {"world"}},
+	})
+	if !r.Success || r.Reply == nil {
+		t.Fatalf("attempt: %+v", outcomeOf(r))
+	}
+	for name, want := range map[string]string{"Kn-Namespace": "team-a", "Knative-Hello": "world", "Ce-Id": "42", "Prefer": "reply"} {
+		if got.Get(name) != want {
+			t.Errorf("request header %s = %q, want %q", name, got.Get(name), want)
+		}
+	}
+	if d := cmp.Diff(http.Header{"Knative-Reply": {"yes"}}, r.ReplyHeader); d != "" {
+		t.Errorf("ReplyHeader (-want +got):\n%s", d)
+	}
+}
+
+// TestStrictReply checks that a 200 whose body is not a CloudEvent fails
+// the attempt with StrictReply, as Knative's Broker filter does, and is a
+// success without it, as Knative's Channel dispatcher has it; an empty 200
+// succeeds either way. The dead letter of such a failure says 502.
+func TestStrictReply(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		if r.URL.Path == "/text" {
+			_, _ = io.WriteString(w, "OK")
+		}
+	}))
+	defer srv.Close()
+	s := NewSender()
+	for _, tt := range []struct {
+		path           string
+		strict         bool
+		success, notEv bool
+	}{
+		{"/text", true, false, true},
+		{"/text", false, true, true},
+		{"/empty", true, true, false},
+		{"/empty", false, true, false},
+	} {
+		r := s.Send(context.Background(), testEvent(t), srv.URL+tt.path, Options{StrictReply: tt.strict})
+		if r.Success != tt.success || r.NotAnEvent != tt.notEv {
+			t.Errorf("%s strict=%v: success %v, not an event %v; want %v, %v", tt.path, tt.strict, r.Success, r.NotAnEvent, tt.success, tt.notEv)
+		}
+		if !r.Success {
+			if !r.Retryable || string(r.Body) != "OK" {
+				t.Errorf("%s strict: retryable %v, body %q; want retryable with the body", tt.path, r.Retryable, r.Body)
+			}
+			dl := DeadLetter(testEvent(t), srv.URL+tt.path, r)
+			if code := dl.Extensions()[ExtensionErrorCode]; code != int32(http.StatusBadGateway) {
+				t.Errorf("dead letter knativeerrorcode = %v, want 502", code)
+			}
+		}
+	}
+}
