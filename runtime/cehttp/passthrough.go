@@ -45,15 +45,16 @@ func PassThrough(h http.Header) http.Header {
 	return out
 }
 
+// passesThrough compares without folding name to lower case, which would
+// allocate for every header of every request.
 func passesThrough(name string) bool {
-	lower := strings.ToLower(name)
 	for _, n := range passThroughNames {
-		if lower == n {
+		if strings.EqualFold(name, n) {
 			return true
 		}
 	}
 	for _, p := range passThroughPrefixes {
-		if strings.HasPrefix(lower, p) {
+		if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
 			return true
 		}
 	}

@@ -12,16 +12,17 @@ import (
 // what NextRecord(batch) returns, without building the header map: the
 // route stage reads every stored event, and the map was most of the cost
 // and the garbage of reading one. It also returns the first value of the
-// header named extra ("" when absent) and the records after this one.
+// headers named in extra ("" when absent or unnamed) and the records after
+// this one.
 //
 // A record that cannot be read at all fails with ErrCorruptRecord and no
 // rest: the records after it cannot be found either. A record that holds
 // no valid event fails with FromNATS's error, and rest is the records
 // after it.
-func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValue string, rest []byte, err error) {
+func RecordEvent(batch []byte, subject string, extra RecordExtras) (e *event.Event, extraValues RecordExtras, rest []byte, err error) {
 	r, err := frameRecord(batch)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, extraValues, nil, err
 	}
 	rest = r.rest
 
@@ -56,12 +57,15 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 			types = kv[i+1]
 		case natsDataBase64:
 			base64 = kv[i+1]
-		case extra:
-			extraValue = kv[i+1]
+		case "":
+		case extra[0]:
+			extraValues[0] = kv[i+1]
+		case extra[1]:
+			extraValues[1] = kv[i+1]
 		}
 	}
 	if specversion != event.CloudEventsVersionV1 && specversion != event.CloudEventsVersionV03 {
-		return nil, extraValue, rest, attrError("specversion", "missing or unsupported in NATS message on "+subject, nil)
+		return nil, extraValues, rest, attrError("specversion", "missing or unsupported in NATS message on "+subject, nil)
 	}
 	b := new(binaryEvent)
 	b.event.Context = &b.context
@@ -70,11 +74,11 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 			continue
 		}
 		if err := b.setFromNATSHeader(kv[i], kv[i+1], types); err != nil {
-			return nil, extraValue, rest, err
+			return nil, extraValues, rest, err
 		}
 	}
 	if err := validateContext(&b.context); err != nil {
-		return nil, extraValue, rest, err
+		return nil, extraValues, rest, err
 	}
 	if len(r.data) > 0 {
 		b.event.DataEncoded = r.data
@@ -82,8 +86,12 @@ func RecordEvent(batch []byte, subject, extra string) (e *event.Event, extraValu
 	if base64 == "true" {
 		b.event.DataBase64 = true
 	}
-	return b.finish(specversion), extraValue, rest, nil
+	return b.finish(specversion), extraValues, rest, nil
 }
+
+// RecordExtras names the headers whose first values RecordEvent returns
+// besides the event ("" names none), and holds those values.
+type RecordExtras [2]string
 
 // kindOf returns the kind the knc-ce-types value types gives the extension
 // name; of two pairs for one name, the last counts.

@@ -17,8 +17,8 @@ import (
 // error for both, the same rest, and the extra header's first value.
 func compareRecordEvent(t *testing.T, batch []byte) {
 	t.Helper()
-	const extra = "knc-accepted"
-	got, gotExtra, gotRest, gotErr := RecordEvent(batch, "x", extra)
+	extras := RecordExtras{"knc-accepted", NATSPassThrough}
+	got, gotExtras, gotRest, gotErr := RecordEvent(batch, "x", extras)
 	h, data, rest, err := NextRecord(batch)
 	if err != nil {
 		if !errors.Is(gotErr, ErrCorruptRecord) || gotRest != nil {
@@ -29,12 +29,14 @@ func compareRecordEvent(t *testing.T, batch []byte) {
 	if string(gotRest) != string(rest) || len(gotRest) != len(rest) {
 		t.Fatalf("rest: RecordEvent %q, NextRecord %q", gotRest, rest)
 	}
-	wantExtra := ""
-	if v := h[extra]; len(v) > 0 {
-		wantExtra = v[0]
-	}
-	if gotExtra != wantExtra {
-		t.Fatalf("%s: RecordEvent %q, header %q", extra, gotExtra, wantExtra)
+	for i, extra := range extras {
+		wantExtra := ""
+		if v := h[extra]; len(v) > 0 {
+			wantExtra = v[0]
+		}
+		if gotExtras[i] != wantExtra {
+			t.Fatalf("%s: RecordEvent %q, header %q", extra, gotExtras[i], wantExtra)
+		}
 	}
 	want, wantErr := FromNATS(&nats.Msg{Subject: "x", Header: h, Data: data})
 	if (gotErr == nil) != (wantErr == nil) {
@@ -77,6 +79,7 @@ func recordSeeds(t testing.TB) [][]byte {
 	}
 	add(valid, nil)
 	add(with(nats.Header{"knc-accepted": {"42", "43"}, "content-type": {"application/json"}}), []byte(`{"a":1}`))
+	add(with(nats.Header{"knc-accepted": {"42"}, NATSPassThrough: {"Knative-Hello=world"}}), nil)
 	add(with(nats.Header{"ce-id": {"first", "second"}}), nil)
 	add(with(nats.Header{"ce-n": {"7"}, "ce-b": {"true"}, natsTypes: {"b=boolean,n=integer,n=boolean"}}), nil)
 	add(with(nats.Header{"ce-n": {"x"}, natsTypes: {"n=integer"}}), nil)
@@ -137,7 +140,7 @@ func BenchmarkRecordEvent(b *testing.B) {
 	b.Run("RecordEvent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, _, err := RecordEvent(rec, "x", "knc-accepted"); err != nil {
+			if _, _, _, err := RecordEvent(rec, "x", RecordExtras{"knc-accepted", NATSPassThrough}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -50,7 +50,7 @@ func TestV03StaysV03(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromRecord, _, _, err := RecordEvent(rec, "s", "")
+			fromRecord, _, _, err := RecordEvent(rec, "s", RecordExtras{})
 			if err != nil {
 				t.Fatal(err)
 			}

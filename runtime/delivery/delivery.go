@@ -130,6 +130,9 @@ type Options struct {
 	// (knative/eventing pkg/broker/filter/filter_handler.go answers it with
 	// 502). Knative's Channel dispatcher ignores such a body instead.
 	StrictReply bool
+	// OmitExtension names an extension the request leaves out: Knative's
+	// Broker filter removes knativebrokerttl before it delivers.
+	OmitExtension string
 }
 
 // Attempt posts e once to url in the given format (routing.FormatBinary or
@@ -149,7 +152,7 @@ func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	req, err := cehttp.NewRequest(ctx, e, url, o.Format)
+	req, err := s.newRequest(ctx, e, url, o)
 	if err != nil {
 		// A request that cannot be built will not build on a retry either.
 		return Result{Err: err}
@@ -195,6 +198,37 @@ func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options
 		}
 	}
 	return r
+}
+
+// newRequest builds the request of e, without o.OmitExtension: removed
+// from the headers of a binary-mode request, which costs nothing, or from a
+// copy of the event for a structured one.
+func (s *Sender) newRequest(ctx context.Context, e *event.Event, url string, o Options) (*http.Request, error) {
+	req, err := cehttp.NewRequest(ctx, e, url, o.Format)
+	if err != nil || o.OmitExtension == "" {
+		return req, err
+	}
+	if !hasExtension(e, o.OmitExtension) {
+		return req, nil
+	}
+	if _, binary := req.Header["Ce-Specversion"]; binary {
+		req.Header.Del("Ce-" + o.OmitExtension)
+		return req, nil
+	}
+	c := e.Clone()
+	_ = c.Context.SetExtension(o.OmitExtension, nil)
+	return cehttp.NewRequest(ctx, &c, url, o.Format)
+}
+
+// hasExtension tells whether e has the extension name, without the copy of
+// the extensions that Event.Extensions makes of a 1.0 event.
+func hasExtension(e *event.Event, name string) bool {
+	if ec, ok := e.Context.(*event.EventContextV1); ok {
+		_, has := ec.Extensions[name]
+		return has
+	}
+	_, has := e.Extensions()[name]
+	return has
 }
 
 // send sends req. A Client that follows no redirect (as Client must not),

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,35 @@ func TestStrictReply(t *testing.T) {
 				t.Errorf("dead letter knativeerrorcode = %v, want 502", code)
 			}
 		}
+	}
+}
+
+// TestOmitExtension checks that Options.OmitExtension leaves the extension
+// out of the request in both modes, and that the event itself keeps it.
+func TestOmitExtension(t *testing.T) {
+	var got []http.Header
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.Header.Clone())
+		bodies = append(bodies, string(b))
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	e := testEvent(t)
+	e.SetExtension("knativebrokerttl", int32(7))
+	for _, format := range []string{routing.FormatBinary, routing.FormatJSON} {
+		if r := NewSender().Send(context.Background(), e, srv.URL, Options{Format: format, OmitExtension: "knativebrokerttl"}); !r.Success {
+			t.Fatalf("%s: %+v", format, outcomeOf(r))
+		}
+	}
+	if v := got[0].Get("Ce-Knativebrokerttl"); v != "" || got[0].Get("Ce-Tenant") != "acme" {
+		t.Errorf("binary: knativebrokerttl %q, tenant %q", v, got[0].Get("Ce-Tenant"))
+	}
+	if strings.Contains(bodies[1], "knativebrokerttl") || !strings.Contains(bodies[1], `"tenant":"acme"`) {
+		t.Errorf("structured body %s", bodies[1])
+	}
+	if _, ok := e.Extensions()["knativebrokerttl"]; !ok {
+		t.Error("the event lost its extension")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ type attempt struct {
 	n int
 	// accepted is the ingress's knc-accepted header of the event.
 	accepted string
+	// passThrough is the event's knc-headers value: the headers of its
+	// request that pass through to its deliveries (cehttp.PassThrough).
+	passThrough string
 	// id names the delivery in the message IDs of what the attempt stores
 	// (a dead letter, a reply), so that trying again stores nothing twice.
 	id deliveryID
@@ -71,20 +75,92 @@ func (a *attempt) logAttrs(args ...any) []any {
 	return append([]any{a.src.kind.String(), a.src.obj.Key(), strings.ToLower(a.t.kind), a.t.obj.Key(), "event", a.ev.ID(), "attempt", a.n}, args...)
 }
 
-// budget is how long the attempt may take at most.
+// budget is how long the attempt may take at most: a Subscription's reply
+// has attempts of its own (see sendReply).
 func (a *attempt) budget() time.Duration {
-	b := a.t.timeout(a.p.attemptTimeout)
+	timeout := a.t.timeout(a.p.attemptTimeout)
+	b := timeout
 	if a.t.replyURL != "" {
-		b *= 2
+		for n := 1; n <= a.t.retry(); n++ {
+			b += timeout + delivery.RetryDelay(a.t.delivery, n, delivery.Result{})
+		}
+		b += timeout
 	}
 	return b
 }
 
-func (a *attempt) send(ctx context.Context, ev *event.Event, url string) delivery.Result {
+// header returns the headers the attempt's requests carry: Kn-Namespace,
+// and the event's pass-through headers.
+func (a *attempt) header() http.Header {
+	if a.passThrough == "" {
+		return a.t.header
+	}
+	h := cehttp.DecodeHeader(a.passThrough)
+	h[cehttp.HeaderNamespace] = a.t.header[cehttp.HeaderNamespace]
+	return h
+}
+
+// send makes one HTTP attempt of ev to url with the target's options.
+// Only a Trigger's subscriber gets StrictReply and no knativebrokerttl, as
+// from Knative's Broker filter; a dead-letter sink or reply destination
+// gets the event as it is.
+func (a *attempt) send(ctx context.Context, ev *event.Event, url string, header http.Header, toSubscriber bool) delivery.Result {
+	o := delivery.Options{Format: a.t.format(), Timeout: a.t.timeout(a.p.attemptTimeout), Header: header}
+	if toSubscriber && a.t.kind == resolve.KindTrigger {
+		o.StrictReply = true
+		o.OmitExtension = ingress.ExtensionTTL
+	}
 	start := time.Now()
-	r := a.p.send.Attempt(ctx, ev, url, a.t.format(), a.t.timeout(a.p.attemptTimeout))
+	r := a.p.send.Send(ctx, ev, url, o)
 	a.src.metrics.attemptDuration.Observe(time.Since(start).Seconds())
 	return r
+}
+
+// replyHeader is what a reply carries on: the pass-through headers of the
+// subscriber's response and, unless the reply brings its own, the trace
+// context of the event it answers, as Knative's dispatcher propagates it.
+func (a *attempt) replyHeader(r delivery.Result) http.Header {
+	h := r.ReplyHeader
+	if h.Get("Traceparent") == "" && a.passThrough != "" {
+		orig := cehttp.DecodeHeader(a.passThrough)
+		for _, name := range []string{"Traceparent", "Tracestate"} {
+			if v, ok := orig[name]; ok {
+				if h == nil {
+					h = http.Header{}
+				}
+				h[name] = v
+			}
+		}
+	}
+	return h
+}
+
+// sendReply delivers a Subscription's reply to its reply destination with
+// attempts of its own, 1 + retry as for the subscriber, as Knative's
+// dispatcher does: a failing reply never calls the subscriber again. The
+// retries wait within the attempt; a crash meanwhile makes the whole
+// delivery again.
+func (a *attempt) sendReply(ctx context.Context, r delivery.Result) delivery.Result {
+	header := a.replyHeader(r)
+	if header == nil {
+		header = a.t.header
+	} else {
+		header[cehttp.HeaderNamespace] = a.t.header[cehttp.HeaderNamespace]
+	}
+	for n := 1; ; n++ {
+		rr := a.send(ctx, r.Reply, a.t.replyURL, header, false)
+		if rr.Success || !rr.Retryable || n > a.t.retry() || ctx.Err() != nil {
+			return rr
+		}
+		a.src.metrics.retried.Inc()
+		wait := time.NewTimer(delivery.RetryDelay(a.t.delivery, n, rr))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return rr
+		case <-wait.C:
+		}
+	}
 }
 
 func (a *attempt) countAccept() {
@@ -103,15 +179,16 @@ func (a *attempt) drop(reason string) {
 
 // deliver makes the attempt to the target's subscriber.
 func (a *attempt) deliver(ctx context.Context) verdict {
-	r := a.send(ctx, a.ev, a.t.deliverURL)
+	r := a.send(ctx, a.ev, a.t.deliverURL, a.header(), true)
 	if ctx.Err() != nil {
 		return release
 	}
 	failedURL := a.t.deliverURL
+	replyFailed := false
 	if r.Success && r.Reply != nil {
 		switch {
 		case a.t.kind == resolve.KindTrigger:
-			if err := a.enqueueReply(ctx, r.Reply); err != nil {
+			if err := a.enqueueReply(ctx, r.Reply, a.replyHeader(r)); err != nil {
 				if ctx.Err() != nil {
 					return release
 				}
@@ -120,12 +197,12 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 				r = delivery.Result{Retryable: true, Err: fmt.Errorf("storing the reply: %w", err)}
 			}
 		case a.t.replyURL != "":
-			rr := a.send(ctx, r.Reply, a.t.replyURL)
+			rr := a.sendReply(ctx, r)
 			if ctx.Err() != nil {
 				return release
 			}
 			if !rr.Success {
-				r, failedURL = rr, a.t.replyURL
+				r, failedURL, replyFailed = rr, a.t.replyURL, true
 			}
 		default:
 			a.p.log.Info("dropping a reply: the subscription has no reply destination", a.logAttrs("reply", r.Reply.ID())...)
@@ -147,8 +224,10 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		}
 		return finished
 	}
-	if v, ok := a.retry(r); ok {
-		return v
+	if !replyFailed {
+		if v, ok := a.retry(r); ok {
+			return v
+		}
 	}
 	if a.t.deadLetterURL == "" {
 		a.p.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
@@ -159,6 +238,9 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
 	if a.accepted != "" {
 		out.Header[ingress.HeaderAccepted] = []string{a.accepted}
+	}
+	if a.passThrough != "" {
+		out.Header[cehttp.NATSPassThrough] = []string{a.passThrough}
 	}
 	fresh := []bool{false}
 	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
@@ -184,7 +266,7 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		a.drop(dropNoDeadLetterSink)
 		return finished
 	}
-	r := a.send(ctx, a.ev, a.t.deadLetterURL)
+	r := a.send(ctx, a.ev, a.t.deadLetterURL, a.header(), false)
 	if ctx.Err() != nil {
 		return release
 	}
@@ -234,7 +316,7 @@ var errTTL = errors.New("ttl exhausted")
 // that it is evaluated against every Trigger of the Broker, with the TTL
 // decremented. A reply that would reach TTL 0 is dropped (not an error:
 // the delivery itself succeeded).
-func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
+func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event, header http.Header) error {
 	ttl, ok := ingress.TTL(a.ev)
 	if !ok {
 		ttl = a.p.defaultTTL
@@ -252,6 +334,9 @@ func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event) error {
 	reply.SetExtension(ingress.ExtensionTTL, ttl)
 	out := cehttp.ToNATS(reply, a.src.names.in)
 	stamp(out, time.Now())
+	if v := cehttp.EncodeHeader(header); v != "" {
+		out.Header[cehttp.NATSPassThrough] = []string{v}
+	}
 	fresh := []bool{false}
 	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh); err != nil {
 		return err

@@ -187,7 +187,9 @@ type storedEvent struct {
 	record   []byte
 	data     []byte
 	accepted string
-	index    int
+	// passThrough is the event's knc-headers value.
+	passThrough string
+	index       int
 }
 
 // headers returns the event's NATS headers, a map of its own for a record.
@@ -215,7 +217,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
 		return
 	}
-	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, id: id, countAccepted: true}
+	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true}
 	if b := a.budget(); b > r.budget {
 		r.budget = b
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/cehttp"
 )
 
 // dispatchMsg is the dispatch stage: one HTTP attempt per JetStream
@@ -67,7 +69,7 @@ func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Ms
 		}
 		n += prior - 1
 	}
-	a := &attempt{p: p, src: src, t: t, ev: ev, n: n, accepted: acceptedOf(msg.Headers()), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
+	a := &attempt{p: p, src: src, t: t, ev: ev, n: n, accepted: acceptedOf(msg.Headers()), passThrough: msg.Headers().Get(cehttp.NATSPassThrough), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1}}
 	stop := keepClaim(msg, a.budget(), p.ackWait)
 	defer stop()
 	var v verdict

@@ -3,9 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/router"
@@ -70,6 +72,10 @@ type target struct {
 	replyURL      string
 	deadLetterURL string
 	delivery      *routing.Delivery
+	// header is what every request of the target carries when its event
+	// has no pass-through headers: Kn-Namespace, the target's namespace,
+	// as Knative's dispatcher sends it. It is shared and never modified.
+	header http.Header
 	// ready is false while a destination is unresolved; its events are then
 	// held in the hold stages instead of being delivered.
 	ready    bool
@@ -80,6 +86,10 @@ type target struct {
 	// none free for a while.
 	slots          chan struct{}
 	congestedUntil atomic.Int64
+}
+
+func namespaceHeader(namespace string) http.Header {
+	return http.Header{cehttp.HeaderNamespace: {namespace}}
 }
 
 func (t *target) retry() int {
@@ -144,7 +154,7 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
 			unique(resolve.KindTrigger, tr.Object, "broker "+b.Key())
-			tg := &target{kind: resolve.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery}
+			tg := &target{kind: resolve.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
 			tg.deadLetterURL, problems = lookup(resolved, tg, resolve.FieldDeadLetterSink, problems)
@@ -160,7 +170,7 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
 			unique(resolve.KindSubscription, sub.Object, "channel "+c.Key())
-			tg := &target{kind: resolve.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery}
+			tg := &target{kind: resolve.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
 			var problems []error
 			var subscriber, reply string
 			subscriber, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)

@@ -23,7 +23,7 @@ type publisher interface {
 // sender makes one HTTP attempt to deliver an event; delivery.Sender is
 // one.
 type sender interface {
-	Attempt(ctx context.Context, ev *event.Event, url, format string, timeout time.Duration) delivery.Result
+	Send(ctx context.Context, ev *event.Event, url string, o delivery.Options) delivery.Result
 }
 
 // accounts names the accounting of a target that is not in the current

@@ -54,7 +54,7 @@ func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) 
 		return
 	}
 	r := p.newRouted(src, msg, meta)
-	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), index: -1}
+	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), passThrough: msg.Headers().Get(cehttp.NATSPassThrough), index: -1}
 	var buf [8]int
 	for _, idx := range src.match(ev, buf[:0]) {
 		r.add(ev, stored, idx)
@@ -78,7 +78,7 @@ func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.M
 	var buf [8]int
 	rest := msg.Data()
 	for i := 0; len(rest) > 0; i++ {
-		ev, accepted, next, err := cehttp.RecordEvent(rest, msg.Subject(), ingress.HeaderAccepted)
+		ev, extras, next, err := cehttp.RecordEvent(rest, msg.Subject(), cehttp.RecordExtras{ingress.HeaderAccepted, cehttp.NATSPassThrough})
 		if errors.Is(err, cehttp.ErrCorruptRecord) {
 			p.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
 			src.metrics.drop(dropUnreadable)
@@ -91,7 +91,7 @@ func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.M
 			src.metrics.drop(dropUnreadable)
 			continue
 		}
-		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: accepted, index: i}
+		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: extras[0], passThrough: extras[1], index: i}
 		for _, idx := range src.match(ev, buf[:0]) {
 			r.add(ev, stored, idx)
 		}

@@ -141,10 +141,15 @@ const maxPooledRecord = 64 << 10
 
 // store adds e, accepted at the given time, to the next batch of b and
 // returns that batch.
-func (b *batcher) store(e *event.Event, accepted time.Time) (*batch, error) {
+func (b *batcher) store(e *event.Event, accepted time.Time, passThrough string) (*batch, error) {
 	buf := recordBuffers.Get().(*[]byte)
 	var stamp [20]byte
-	rec, err := cehttp.AppendEventRecord((*buf)[:0], e, HeaderAccepted, string(strconv.AppendInt(stamp[:0], accepted.UnixNano(), 10)))
+	extra := [4]string{HeaderAccepted, string(strconv.AppendInt(stamp[:0], accepted.UnixNano(), 10)), cehttp.NATSPassThrough, passThrough}
+	n := 2
+	if passThrough != "" {
+		n = 4
+	}
+	rec, err := cehttp.AppendEventRecord((*buf)[:0], e, extra[:n]...)
 	if err != nil {
 		recordBuffers.Put(buf)
 		return nil, err

@@ -4,7 +4,10 @@
 //
 // An event is answered 202 only once its Store (JetStream, in package
 // engine) has acknowledged it, 503 when it cannot be stored. A Broker
-// gives an event without knativebrokerttl the default TTL. Events that
+// gives an event without knativebrokerttl the default TTL, decrements the
+// TTL of one that has it and refuses it (400) when that reaches 0, as
+// Knative's ingress does. The request headers that pass through
+// (cehttp.PassThrough) are stored with the event, in knc-headers. Events that
 // arrive while a store is in flight are stored together, as one batch
 // message (group commit, batch.go); each is answered once its batch is
 // acknowledged. An Endpoint with several ingress subjects (shards) fills

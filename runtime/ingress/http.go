@@ -257,12 +257,15 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 	case http.MethodOptions:
 		// CloudEvents HTTP webhook validation (abuse protection) and
-		// plain method discovery.
-		w.Header().Set("Allow", "POST")
-		if origin := r.Header.Get("WebHook-Request-Origin"); origin != "" {
-			w.Header().Set("WebHook-Allowed-Origin", origin)
-			w.Header().Set("WebHook-Allowed-Rate", "*")
+		// plain method discovery, answered as Knative's ingress answers
+		// it: any origin, any rate.
+		origin := r.Header.Get("WebHook-Request-Origin")
+		if origin == "" {
+			origin = "*"
 		}
+		w.Header().Set("Allow", "POST, OPTIONS")
+		w.Header().Set("WebHook-Allowed-Origin", origin)
+		w.Header().Set("WebHook-Allowed-Rate", "*")
 		w.WriteHeader(http.StatusOK)
 		return
 	default:
@@ -301,11 +304,20 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ep.broker {
-		if _, ok := TTL(ev); !ok {
-			ev.SetExtension(ExtensionTTL, s.cfg.DefaultTTL)
+		// Knative's ingress decrements the TTL an event comes with and
+		// refuses it when that reaches 0: it is looping.
+		ttl, ok := TTL(ev)
+		if !ok {
+			ttl = s.cfg.DefaultTTL + 1
 		}
+		if ttl--; ttl <= 0 {
+			s.reject(w, http.StatusBadRequest, "knativebrokerttl is exhausted: the event has gone round a reply loop too often")
+			return
+		}
+		ev.SetExtension(ExtensionTTL, ttl)
 	}
-	if err := s.storeEvent(r.Context(), ep, ev); err != nil {
+	passThrough := cehttp.EncodeHeader(cehttp.PassThrough(r.Header))
+	if err := s.storeEvent(r.Context(), ep, ev, passThrough); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
 		w.Header().Set("Retry-After", "1")
 		s.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
@@ -318,8 +330,8 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 // storeEvent adds ev to the next batch of ep and waits until JetStream has
 // acknowledged that batch. The batch completes, one way or the other,
 // within PublishTimeout.
-func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event) error {
-	bt, err := ep.batcher().store(ev, time.Now())
+func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event, passThrough string) error {
+	bt, err := ep.batcher().store(ev, time.Now(), passThrough)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func TestIngressAnswers(t *testing.T) {
 		{"channel path of a broker", binary(k.channelURL("b")), http.StatusNotFound, ""},
 		{"GET", method(http.MethodGet, k.brokerURL("b")), http.StatusMethodNotAllowed, "POST, OPTIONS"},
 		{"PUT", method(http.MethodPut, k.channelURL("c")), http.StatusMethodNotAllowed, "POST, OPTIONS"},
-		{"OPTIONS", method(http.MethodOptions, k.brokerURL("b")), http.StatusOK, "POST"},
+		{"OPTIONS", method(http.MethodOptions, k.brokerURL("b")), http.StatusOK, "POST, OPTIONS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

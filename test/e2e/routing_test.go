@@ -98,12 +98,11 @@ func TestTriggerReplies(t *testing.T) {
 	if got := b[0]; got.ID() != "reply-1" || string(got.Body) != "reply body" {
 		t.Errorf("type b trigger got event %q with body %q, want the reply", got.ID(), got.Body)
 	}
-	ttl := map[string]string{}
+	// Knative's Broker filter removes knativebrokerttl before it delivers.
 	for _, r := range all {
-		ttl[r.ID()] = r.Header.Get("Ce-Knativebrokerttl")
-	}
-	if d := cmp.Diff(map[string]string{"first": "255", "reply-1": "254"}, ttl); d != "" {
-		t.Errorf("knativebrokerttl (-want +got):\n%s", d)
+		if v := r.Header.Get("Ce-Knativebrokerttl"); v != "" {
+			t.Errorf("%s delivered with knativebrokerttl %q", r.ID(), v)
+		}
 	}
 }
 
@@ -115,12 +114,10 @@ func TestTTLStopsReplyLoop(t *testing.T) {
 	rig.Eventually(t, 20*time.Second, "the reply loop to be cut", func() bool {
 		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "loop", "reason": "ttl"}) == 1
 	})
-	var ttls []string
-	for _, r := range sub.requests("/loop") {
-		ttls = append(ttls, r.Header.Get("Ce-Knativebrokerttl"))
-	}
-	if d := cmp.Diff([]string{"4", "3", "2", "1"}, ttls); d != "" {
-		t.Errorf("knativebrokerttl of each delivery (-want +got):\n%s", d)
+	// The ingress decrements TTL 4 to 3, and each reply decrements it
+	// again: deliveries with TTL 3, 2 and 1, then the reply is dropped.
+	if n := len(sub.requests("/loop")); n != 3 {
+		t.Errorf("the loop delivered %d times, want 3", n)
 	}
 }
 
@@ -169,10 +166,12 @@ func TestChannels(t *testing.T) {
 			t.Errorf("reply destination got %q %q", got[0].ID(), got[0].Body)
 		}
 	})
-	t.Run("failed reply retries the whole delivery", func(t *testing.T) {
+	// The reply has attempts of its own, as in Knative's dispatcher: the
+	// subscriber is not called again because its reply failed.
+	t.Run("failed reply is retried on its own", func(t *testing.T) {
 		sub.waitFor(t, "/reply-flaky", 2)
-		if got := len(sub.waitFor(t, "/replier-flaky", 2)); got != 2 {
-			t.Errorf("subscriber got %d attempts, want 2", got)
+		if got := len(sub.requests("/replier-flaky")); got != 1 {
+			t.Errorf("subscriber got %d attempts, want 1", got)
 		}
 	})
 	t.Run("reply to a broker of the table", func(t *testing.T) {
