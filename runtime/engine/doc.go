@@ -12,7 +12,9 @@
 //   - ingress (package runtime/ingress): POST /brokers/NS/NAME or
 //     /channels/NS/NAME stores the event in the source's ingress stream and
 //     answers 202 only once JetStream has acknowledged the write; 503 when
-//     it cannot be stored. Events that arrive while a store is in flight are
+//     it cannot be stored. A Broker's ingress decrements knativebrokerttl
+//     and stores the headers that pass through (cehttp.PassThrough) with
+//     the event, in knc-headers. Events that arrive while a store is in flight are
 //     stored together, as one batch message. The engine gives it each
 //     source's ingress.Endpoint and publishes its batches (ingress.go).
 //     Replies are stored one per message. With Options.IngressShards, a
@@ -58,8 +60,14 @@
 // knativebrokerttl decremented, and dropped with reason "ttl" when that
 // would reach 0; failing to store it fails the delivery, which is retried. A
 // Subscription's reply is delivered to its reply destination within the same
-// attempt; failing that retries the whole delivery. Payload bytes are copied
-// from stage to stage unchanged.
+// attempt, with 1 + retry attempts of its own, as Knative's dispatcher does:
+// the subscriber is never called again because its reply failed, and a
+// reply that fails them all sends the event to the dead-letter sink.
+// Every request carries Kn-Namespace and the event's pass-through headers;
+// a Trigger's subscriber gets the event without knativebrokerttl, and its
+// 200 with a body that is no CloudEvent is a failed attempt (see
+// docs/knative-differences.md). Payload bytes are copied from stage to
+// stage unchanged.
 //
 // Each stage pulls with Fetch exactly as many messages as it has free
 // workers, so no message waits in a client buffer while its AckWait runs
