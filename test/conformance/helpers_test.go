@@ -152,17 +152,6 @@ func (r *recorder) awaitID(t *testing.T, path, id string) received {
 	return got
 }
 
-// withID returns the requests to path that carry event id.
-func (r *recorder) withID(path, id string) []received {
-	var out []received
-	for _, q := range r.at(path) {
-		if q.ID() == id {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
 // status answers every request with code.
 func status(code int) answer {
 	return func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(code) }
