@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -187,5 +188,34 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	if codes := l.Codes(); codes[http.StatusAccepted] != l.Sent() {
 		t.Errorf("answers during the reloads: %v, want only 202", codes)
+	}
+}
+
+// TestUnreachableSubscriber delivers under load to subscribers that cannot
+// be reached: one whose host name does not resolve, one whose port refuses
+// connections. Every attempt fails without an answer; each delivery is
+// retried and dead-lettered, none lost and none dropped. The sink gets
+// each event once per Trigger, which the figures count as duplicates.
+func TestUnreachableSubscriber(t *testing.T) {
+	sink := rig.NewSubscriber(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedURL := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	k := rig.StartKnc(t, kncBinary, rig.Table(rig.Broker("b",
+		rig.Trigger("dns", "http://no-such-host.invalid/", rig.Retrying(2, 20*time.Millisecond, 300*time.Millisecond, sink.URL())),
+		rig.Trigger("refused", refusedURL, rig.Retrying(2, 20*time.Millisecond, 300*time.Millisecond, sink.URL())))))
+	l := rig.StartLoad(rig.LoadConfig{Targets: to(k.BrokerURL(rig.Namespace, "b")), Senders: 4, Rate: 200})
+	l.WaitAccepted(t, 400, 30*time.Second)
+	l.Stop()
+	f := rig.Settle(45*time.Second, func() rig.Figures { return rig.Reconcile(l, nil, sink) })
+	f.Report(t)
+	for _, target := range []string{"dns", "refused"} {
+		a := checkAccounting(t, k, target, &f)
+		if a.Dropped != 0 || a.DeadLettered < float64(f.Accepted) {
+			t.Errorf("%s: accounting %s, want every one of %d deliveries dead-lettered", target, a, f.Accepted)
+		}
 	}
 }
