@@ -84,13 +84,34 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 		return c.other(doc)
 	}
 	diags = load.Decode(doc, obj)
-	for _, e := range obj.Validate(c.features) {
-		if !reported(diags, e.Path) {
+	ns := doc.Namespace
+	if ns == "" {
+		ns = c.defaults.Namespace
+	}
+	for _, e := range obj.Validate(c.features, ns) {
+		if reported(diags, e.Path) {
+			continue
+		}
+		if e.Warning {
+			diags.AddWarning(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+		} else {
 			diags.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
 		}
 	}
+	statusWarnings(diags)
 	obj.SetDefaults(c.defaults)
 	return &model.Entry{Key: model.KeyOf(obj), Doc: doc, Object: obj}, diags
+}
+
+// statusWarnings turns the problems found in an object's status into
+// warnings: the API server drops the status of an object it creates, so
+// Knative never sees it.
+func statusWarnings(diags diag.List) {
+	for i, d := range diags {
+		if d.Path == "status" || strings.HasPrefix(d.Path, "status.") {
+			diags[i].Severity = diag.Warning
+		}
+	}
 }
 
 // reported says whether decoding already reported a problem at path, above

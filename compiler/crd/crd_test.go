@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/diag"
 )
 
 func internalCRD(t *testing.T, c *apiextensionsv1.CustomResourceDefinition) *apiextensions.CustomResourceDefinition {
@@ -130,7 +131,7 @@ func kncValid(t *testing.T, doc string) bool {
 	// References to objects outside the manifest are not what this test is
 	// about.
 	for _, d := range res.Diagnostics {
-		if !strings.Contains(d.Message, "not found in namespace") {
+		if d.Severity == diag.Error && !strings.Contains(d.Message, "not found in namespace") {
 			return false
 		}
 	}
@@ -168,26 +169,26 @@ func TestSchemaRejectsWhatValidateRejects(t *testing.T) {
 		{"subscriber needs ref or uri", "Trigger", trigger + "  subscriber: {}\n", true, false},
 		{"uri without ref must be absolute", "Trigger", trigger + "  subscriber: {uri: /relative}\n", true, false},
 		{"empty uri", "Trigger", trigger + "  subscriber: {uri: ''}\n", true, false},
-		{"bad broker name", "Trigger", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata: {name: t}\nspec:\n  broker: Not_A_Name\n  subscriber: {uri: 'http://x/'}\n", true, false},
+		{"bad broker name, a warning", "Trigger", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata: {name: t}\nspec:\n  broker: Not_A_Name\n  subscriber: {uri: 'http://x/'}\n", false, true},
 		{"missing broker", "Trigger", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata: {name: t}\nspec:\n  subscriber: {uri: 'http://x/'}\n", true, false},
 		{"bad attribute name", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filter: {attributes: {Type: a}}\n", true, false},
-		{"two dialects in one filter", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - {exact: {type: a}, prefix: {type: b}}\n", true, false},
-		{"no dialect", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - {}\n", true, false},
-		{"nested filter with two dialects", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - all:\n    - {exact: {type: a}, suffix: {type: b}}\n", true, false},
-		{"exact with two attributes", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - exact: {type: a, source: b}\n", true, false},
-		{"empty all", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - all: []\n", true, false},
+		{"two dialects in one filter", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - {exact: {type: a}, prefix: {type: b}}\n", false, false},
+		{"no dialect, a warning", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - {}\n", false, true},
+		{"nested filter with two dialects", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - all:\n    - {exact: {type: a}, suffix: {type: b}}\n", false, false},
+		{"exact with two attributes", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - exact: {type: a, source: b}\n", false, true},
+		{"empty all, a warning", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - all: []\n", false, true},
 		{"bad backoff policy", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {backoffPolicy: random}\n", true, false},
 		{"negative retry", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {retry: -1}\n", true, false},
 		{"duration P", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {backoffDelay: P}\n", true, false},
-		{"duration ending in T", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {backoffDelay: P1DT}\n", true, false},
+		{"duration ending in T", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {backoffDelay: P1DT}\n", false, true},
 		{"duration not ISO", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  delivery: {backoffDelay: 5s}\n", true, false},
 		{"attribute name inside filters", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - exact: {Type: a}\n", false, false},
 		{"cesql that does not parse", "Trigger", trigger + "  subscriber: {uri: 'http://x/'}\n  filters:\n  - cesql: 'type = '\n", false, false},
 		{"valid subscription", "Subscription", subscription + "  subscriber: {uri: 'http://x/'}\n", false, true},
-		{"subscription needs subscriber or reply", "Subscription", subscription, true, false},
-		{"subscription reply only", "Subscription", subscription + "  reply: {uri: 'http://x/'}\n", false, true},
+		{"subscription needs a subscriber", "Subscription", subscription, true, false},
+		{"subscription reply only", "Subscription", subscription + "  reply: {uri: 'http://x/'}\n", true, false},
 		{"channel ref without kind", "Subscription", "apiVersion: messaging.knative.dev/v1\nkind: Subscription\nmetadata: {name: s}\nspec:\n  channel: {apiVersion: messaging.knative.dev/v1, name: c}\n  subscriber: {uri: 'http://x/'}\n", true, false},
-		{"broker with empty config", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {}}\n", false, false},
+		{"broker with empty config", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {}}\n", true, false},
 		{"broker config without name", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {apiVersion: v1, kind: ConfigMap}}\n", true, false},
 		{"channel template without kind", "Channel", "apiVersion: messaging.knative.dev/v1\nkind: Channel\nmetadata: {name: c}\nspec: {channelTemplate: {apiVersion: messaging.knative.dev/v1}}\n", true, false},
 		{"channel template spec is open", "Channel", "apiVersion: messaging.knative.dev/v1\nkind: Channel\nmetadata: {name: c}\nspec: {channelTemplate: {apiVersion: messaging.knative.dev/v1, kind: InMemoryChannel, spec: {anything: [1, 2]}}}\n", false, true},
@@ -220,8 +221,8 @@ func TestImmutableFields(t *testing.T) {
 		name, kind, old, new string
 		wantRefused          bool
 	}{
-		{"broker config unchanged", "Broker", broker("config: {}, delivery: {retry: 1}"), broker("config: {}, delivery: {retry: 2}"), false},
-		{"broker config changed", "Broker", broker("config: {}"), broker("config: {apiVersion: v1, kind: ConfigMap, name: c}"), true},
+		{"broker config unchanged", "Broker", broker("config: {apiVersion: v1, kind: ConfigMap, name: c}, delivery: {retry: 1}"), broker("config: {apiVersion: v1, kind: ConfigMap, name: c}, delivery: {retry: 2}"), false},
+		{"broker config changed", "Broker", broker("config: {apiVersion: v1, kind: ConfigMap, name: c}"), broker("config: {apiVersion: v1, kind: ConfigMap, name: d}"), true},
 		{"broker config removed", "Broker", broker("config: {apiVersion: v1, kind: ConfigMap, name: c}"), broker(""), true},
 		{"trigger broker unchanged", "Trigger", trigger + "  subscriber: {uri: 'http://a/'}\n", trigger + "  subscriber: {uri: 'http://b/'}\n", false},
 		{"trigger broker changed", "Trigger", trigger + "  subscriber: {uri: 'http://a/'}\n", strings.Replace(trigger, "broker: default", "broker: other", 1) + "  subscriber: {uri: 'http://a/'}\n", true},

@@ -41,26 +41,26 @@ func deliveryOptions(d *model.DeliverySpec) map[string]deliveryOption {
 	if d.Retry != nil {
 		set("retry", strconv.FormatInt(*d.Retry, 10))
 	}
-	set("backoffPolicy", d.BackoffPolicy)
-	duration("backoffDelay", d.BackoffDelay)
-	duration("timeout", d.Timeout)
-	duration("retryAfterMax", d.RetryAfterMax)
+	set("backoffPolicy", model.Str(d.BackoffPolicy))
+	duration("backoffDelay", model.Str(d.BackoffDelay))
+	duration("timeout", model.Str(d.Timeout))
+	duration("retryAfterMax", model.Str(d.RetryAfterMax))
 	if d.DeadLetterSink != nil {
 		set("deadLetterSink", describeDestination(d.DeadLetterSink))
 	}
-	set("format", d.Format)
+	set("format", model.Str(d.Format))
 	return out
 }
 
 // describeDestination names a destination as the manifest gives it.
 func describeDestination(d *model.Destination) string {
 	if d.Ref == nil {
-		return d.URI
+		return model.Str(d.URI)
 	}
 	key := model.Key{Group: model.Group(d.Ref.APIVersion), Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}
 	s := kindLabel(key) + " " + key.Namespace + "/" + key.Name
-	if d.URI != "" {
-		s += " " + d.URI
+	if d.URI != nil && *d.URI != "" {
+		s += " " + *d.URI
 	}
 	return s
 }

@@ -237,18 +237,19 @@ func (b *builder) source(kind, group, namespace, name string) *Source {
 
 func (b *builder) edge(role Role, d *model.Destination, resolved string) *Edge {
 	e := &Edge{Role: role, URI: resolved}
+	uri := model.Str(d.URI)
 	if d.Ref == nil {
-		e.To = "uri:" + d.URI
+		e.To = "uri:" + uri
 		if e.URI == "" {
-			e.URI = d.URI
+			e.URI = uri
 		}
 		if _, ok := b.sinks[e.To]; !ok {
-			s := &Sink{ID: e.To, Kind: KindURI, URI: d.URI}
+			s := &Sink{ID: e.To, Kind: KindURI, URI: uri}
 			b.sinks[e.To] = s
 		}
 		return e
 	}
-	e.Path = d.URI
+	e.Path = uri
 	e.To = nodeID(d.Ref.Kind, model.Group(d.Ref.APIVersion), d.Ref.Namespace, d.Ref.Name)
 	return e
 }

@@ -1,7 +1,8 @@
 package model
 
-// Validate checks one Channel on its own.
-func (c *Channel) Validate(f Features) FieldErrors {
+// Validate checks one Channel on its own. namespace is the namespace the
+// Channel will live in, after defaulting.
+func (c *Channel) Validate(f Features, namespace string) FieldErrors {
 	var errs FieldErrors
 	validateMeta(&errs, &c.Metadata)
 	if t := c.Spec.ChannelTemplate; t != nil {
@@ -12,18 +13,14 @@ func (c *Channel) Validate(f Features) FieldErrors {
 			errs.Add("spec.channelTemplate.kind", "must not be empty")
 		}
 	}
-	for i := range c.Spec.Subscribers {
-		s := &c.Spec.Subscribers[i]
-		p := "spec.subscribers[" + itoa(i) + "]"
-		if s.Generation < 0 {
-			errs.Add(p+".generation", "must not be negative")
-		}
-		if s.Delivery != nil {
-			validateDelivery(&errs, p+".delivery", s.Delivery, f)
-		}
+	if len(c.Spec.Subscribers) > 0 {
+		errs.Add("spec.subscribers", "is written by the Channel's controller from its Subscriptions; Knative refuses it in a manifest: write a Subscription per subscriber instead")
 	}
+	// Knative validates a Channel within its own namespace: a dead-letter
+	// sink ref in another namespace is refused.
+	rc := refContext{features: f, parentNamespace: namespace}
 	if c.Spec.Delivery != nil {
-		validateDelivery(&errs, "spec.delivery", c.Spec.Delivery, f)
+		validateDelivery(&errs, "spec.delivery", c.Spec.Delivery, rc)
 	}
 	if c.Status != nil {
 		validateStatus(&errs, "status", &c.Status.Status)
@@ -31,7 +28,7 @@ func (c *Channel) Validate(f Features) FieldErrors {
 			switch s.Ready {
 			case "True", "False", "Unknown":
 			default:
-				errs.Add("status.subscribers["+itoa(i)+"].ready", "must be \"True\", \"False\" or \"Unknown\", not %q", s.Ready)
+				errs.Warn("status.subscribers["+itoa(i)+"].ready", "must be \"True\", \"False\" or \"Unknown\", not %q", s.Ready)
 			}
 		}
 	}

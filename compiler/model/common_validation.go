@@ -1,6 +1,8 @@
 package model
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"net/url"
 	"regexp"
 	"strings"
@@ -14,77 +16,151 @@ var (
 	nameRE          = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	namespaceRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	attributeNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
-	durationRE      = regexp.MustCompile(`^P([0-9]+Y)?([0-9]+M)?([0-9]+W)?([0-9]+D)?(T([0-9]+H)?([0-9]+M)?([0-9]+([.,][0-9]+)?S)?)?$`)
-	absoluteURIRE   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+`)
 )
 
-func validateName(errs *FieldErrors, path, name string) {
-	n := utf8.RuneCountInString(name)
-	switch {
+func nameProblem(name string) string {
+	switch n := utf8.RuneCountInString(name); {
 	case n == 0:
-		errs.Add(path, "must not be empty")
+		return "must not be empty"
 	case n > 253:
-		errs.Add(path, "must be at most 253 characters, not %d", n)
+		return "must be at most 253 characters, not " + itoa(n)
 	case !nameRE.MatchString(name):
-		errs.Add(path, "%q is not a valid name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+		return "\"" + name + "\" is not a valid name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 	}
+	return ""
 }
 
-func validateNamespace(errs *FieldErrors, path, ns string) {
-	n := utf8.RuneCountInString(ns)
-	switch {
+func namespaceProblem(ns string) string {
+	switch n := utf8.RuneCountInString(ns); {
 	case n == 0:
-		errs.Add(path, "must not be empty")
+		return "must not be empty"
 	case n > 63:
-		errs.Add(path, "must be at most 63 characters, not %d", n)
+		return "must be at most 63 characters, not " + itoa(n)
 	case !namespaceRE.MatchString(ns):
-		errs.Add(path, "%q is not a valid namespace: use lowercase letters, digits and '-', starting and ending with a letter or digit", ns)
+		return "\"" + ns + "\" is not a valid namespace: use lowercase letters, digits and '-', starting and ending with a letter or digit"
 	}
+	return ""
 }
 
+// validateMeta checks what the Kubernetes API server checks of every object.
 func validateMeta(errs *FieldErrors, m *ObjectMeta) {
-	validateName(errs, "metadata.name", m.Name)
+	if p := nameProblem(m.Name); p != "" {
+		errs.Add("metadata.name", "%s", p)
+	}
 	if m.Namespace != "" {
-		validateNamespace(errs, "metadata.namespace", m.Namespace)
+		if p := namespaceProblem(m.Namespace); p != "" {
+			errs.Add("metadata.namespace", "%s", p)
+		}
 	}
 	if m.Generation < 0 {
 		errs.Add("metadata.generation", "must not be negative")
 	}
 }
 
-func validateKReference(errs *FieldErrors, path string, r *KReference) {
-	if r.APIVersion == "" {
-		errs.Add(path+".apiVersion", "must not be empty")
+// refContext is what Knative's validation of a reference depends on.
+type refContext struct {
+	features Features
+	// parentNamespace is set where Knative refuses a reference to another
+	// namespace than the object's own (a Channel's dead-letter sink).
+	parentNamespace string
+}
+
+// validateKReference checks a reference as Knative's KReference validation
+// does; names Knative does not check but no object can have are warnings.
+func validateKReference(errs *FieldErrors, path string, r *KReference, rc refContext) {
+	if r.Name == "" {
+		errs.Add(path+".name", "must not be empty")
+	} else if p := nameProblem(r.Name); p != "" {
+		errs.Warn(path+".name", "%s; Knative admits it, but no object has such a name", p)
+	}
+	if rc.features[FeatureKReferenceGroup] {
+		if r.APIVersion == "" && r.Group == "" {
+			errs.Add(path+".apiVersion", "must not be empty unless group is given")
+		}
+		if r.APIVersion != "" && r.Group != "" && !strings.HasPrefix(r.APIVersion, r.Group) {
+			errs.Add(path+".group", "%q and apiVersion %q name different API groups; give only one of them", r.Group, r.APIVersion)
+		}
+	} else {
+		if r.Group != "" {
+			rc.features.require(errs, path+".group", FeatureKReferenceGroup)
+		}
+		if r.APIVersion == "" {
+			errs.Add(path+".apiVersion", "must not be empty")
+		}
 	}
 	if r.Kind == "" {
 		errs.Add(path+".kind", "must not be empty")
 	}
-	validateName(errs, path+".name", r.Name)
 	if r.Namespace != "" {
-		validateNamespace(errs, path+".namespace", r.Namespace)
+		if rc.parentNamespace != "" && r.Namespace != rc.parentNamespace {
+			errs.Add(path+".namespace", "%q differs from the object's namespace %q; Knative allows no reference to another namespace here", r.Namespace, rc.parentNamespace)
+		} else if p := namespaceProblem(r.Namespace); p != "" {
+			errs.Warn(path+".namespace", "%s; Knative admits it, but no namespace has such a name", p)
+		}
 	}
 }
 
-// validateDestination checks @knc(rule=destination): a ref, a uri, or both,
-// and an absolute uri when there is no ref.
-func validateDestination(errs *FieldErrors, path string, d *Destination) {
-	if d.Ref == nil && d.URI == "" {
+// validateDestination checks @knc(rule=destination) as Knative's Destination
+// validation does: a ref, a uri, or a ref with a relative uri; an absolute
+// uri (scheme and host) without a ref; CACerts that parse as a PEM
+// certificate where Knative reads them.
+func validateDestination(errs *FieldErrors, path string, d *Destination, rc refContext) {
+	if d.Ref == nil && d.URI == nil {
 		errs.Add(path, "needs a ref, a uri, or both")
 		return
 	}
+	var u *url.URL
+	if d.URI != nil {
+		var err error
+		if u, err = url.Parse(*d.URI); err != nil {
+			errs.Add(path+".uri", "%q is not a URI: %v", *d.URI, unwrapURLError(err))
+			return
+		}
+	}
+	switch {
+	case d.Ref != nil && u != nil && u.IsAbs():
+		errs.Add(path+".uri", "%q is absolute, so it cannot be given with a ref; remove the ref, or make the uri relative to the ref's address", *d.URI)
+		return
+	case d.Ref == nil && (!u.IsAbs() || u.Host == ""):
+		errs.Add(path+".uri", "%q must be an absolute URI such as http://host/path, or be given with a ref it is relative to", *d.URI)
+		return
+	case d.Ref != nil && u == nil:
+		validateKReference(errs, path+".ref", d.Ref, rc)
+		if d.CACerts != nil && caCertsProblem(*d.CACerts) != "" {
+			errs.Warn(path+".CACerts", "%s; Knative does not check CACerts next to a ref alone, but they would not be usable", caCertsProblem(*d.CACerts))
+		}
+		return
+	}
 	if d.Ref != nil {
-		validateKReference(errs, path+".ref", d.Ref)
+		// Knative does not validate a ref that has a uri beside it; knc
+		// still needs it to resolve the address.
+		var refErrs FieldErrors
+		validateKReference(&refErrs, path+".ref", d.Ref, rc)
+		for _, e := range refErrs {
+			errs.Warn(e.Path, "%s (Knative does not check a ref given with a uri, but it cannot be resolved)", strings.TrimSuffix(e.Message, "; Knative admits it, but no object has such a name"))
+		}
 	}
-	if d.URI == "" {
-		return
+	if d.CACerts != nil {
+		if p := caCertsProblem(*d.CACerts); p != "" {
+			errs.Add(path+".CACerts", "%s", p)
+		}
 	}
-	if _, err := url.Parse(d.URI); err != nil {
-		errs.Add(path+".uri", "%q is not a URI: %v", d.URI, unwrapURLError(err))
-		return
+}
+
+// caCertsProblem says why certs are not a PEM certificate, as Knative's
+// check reads them: the first PEM block must be a parsable CERTIFICATE.
+func caCertsProblem(certs string) string {
+	block, _ := pem.Decode([]byte(certs))
+	if block == nil {
+		return "is not a PEM-encoded certificate"
 	}
-	if d.Ref == nil && !absoluteURIRE.MatchString(d.URI) {
-		errs.Add(path+".uri", "%q must be an absolute URI such as http://host/path, or be given with a ref it is relative to", d.URI)
+	if block.Type != "CERTIFICATE" {
+		return "holds a PEM " + block.Type + " block, not a CERTIFICATE"
 	}
+	if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		return "is not a valid certificate: " + err.Error()
+	}
+	return ""
 }
 
 func unwrapURLError(err error) error {
@@ -94,60 +170,73 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func validateDuration(errs *FieldErrors, path, d string) {
-	if !durationRE.MatchString(d) || d == "P" || strings.HasSuffix(d, "T") {
-		errs.Add(path, "%q is not an ISO-8601 duration such as PT0.2S, PT5S or PT1M", d)
-	}
-}
+const durationHint = "an ISO-8601 duration such as PT0.2S, PT5S or PT1M"
 
-func validateDelivery(errs *FieldErrors, path string, d *DeliverySpec, f Features) {
+func validateDelivery(errs *FieldErrors, path string, d *DeliverySpec, rc refContext) {
+	f := rc.features
 	if d.DeadLetterSink != nil {
-		validateDestination(errs, path+".deadLetterSink", d.DeadLetterSink)
+		validateDestination(errs, path+".deadLetterSink", d.DeadLetterSink, rc)
 	}
 	if d.Retry != nil && (*d.Retry < 0 || *d.Retry > 2147483647) {
 		errs.Add(path+".retry", "must be between 0 and 2147483647, not %d", *d.Retry)
 	}
-	switch d.BackoffPolicy {
-	case "", "linear", "exponential":
-	default:
-		errs.Add(path+".backoffPolicy", "must be \"linear\" or \"exponential\", not %q", d.BackoffPolicy)
+	if d.BackoffPolicy != nil {
+		switch *d.BackoffPolicy {
+		case "linear", "exponential":
+		default:
+			errs.Add(path+".backoffPolicy", "must be \"linear\" or \"exponential\", not %q", *d.BackoffPolicy)
+		}
 	}
-	if d.BackoffDelay != "" {
-		validateDuration(errs, path+".backoffDelay", d.BackoffDelay)
+	if d.BackoffDelay != nil {
+		if p, _, err := ParseDuration(*d.BackoffDelay); err != nil {
+			errs.Add(path+".backoffDelay", "%q is not %s", *d.BackoffDelay, durationHint)
+		} else if p.IsNegative() {
+			errs.Warn(path+".backoffDelay", "%q is negative; Knative admits it and retries at once, as knc does", *d.BackoffDelay)
+		}
 	}
-	if d.Timeout != "" {
-		f.require(errs, path+".timeout", FeatureDeliveryTimeout)
-		validateDuration(errs, path+".timeout", d.Timeout)
+	if d.Timeout != nil && f.require(errs, path+".timeout", FeatureDeliveryTimeout) {
+		if p, _, err := ParseDuration(*d.Timeout); err != nil {
+			errs.Add(path+".timeout", "%q is not %s", *d.Timeout, durationHint)
+		} else if p.IsZero() {
+			errs.Add(path+".timeout", "%q is zero; give a positive duration, or remove the field for no timeout", *d.Timeout)
+		} else if p.IsNegative() {
+			errs.Warn(path+".timeout", "%q is negative; Knative admits it, and every request would time out at once", *d.Timeout)
+		}
 	}
-	if d.RetryAfterMax != "" {
-		f.require(errs, path+".retryAfterMax", FeatureDeliveryRetryAfter)
-		validateDuration(errs, path+".retryAfterMax", d.RetryAfterMax)
+	if d.RetryAfterMax != nil && f.require(errs, path+".retryAfterMax", FeatureDeliveryRetryAfter) {
+		if p, _, err := ParseDuration(*d.RetryAfterMax); err != nil || p.IsNegative() {
+			errs.Add(path+".retryAfterMax", "%q is not a non-negative %s", *d.RetryAfterMax, durationHint)
+		}
 	}
-	switch d.Format {
-	case "", "json", "binary":
-	default:
-		errs.Add(path+".format", "must be \"json\" or \"binary\", not %q", d.Format)
+	if d.Format != nil {
+		switch *d.Format {
+		case "json", "binary":
+		default:
+			errs.Add(path+".format", "must be \"json\" or \"binary\", not %q", *d.Format)
+		}
 	}
 }
 
+// validateStatus checks a status knc would write. The API server drops the
+// status of a created object, so every problem here is a warning.
 func validateStatus(errs *FieldErrors, path string, s *Status) {
 	if s.ObservedGeneration < 0 {
-		errs.Add(path+".observedGeneration", "must not be negative")
+		errs.Warn(path+".observedGeneration", "must not be negative")
 	}
 	for i, c := range s.Conditions {
 		cp := path + ".conditions[" + itoa(i) + "]"
 		if c.Type == "" {
-			errs.Add(cp+".type", "must not be empty")
+			errs.Warn(cp+".type", "must not be empty")
 		}
 		switch c.Status {
 		case "True", "False", "Unknown":
 		default:
-			errs.Add(cp+".status", "must be \"True\", \"False\" or \"Unknown\", not %q", c.Status)
+			errs.Warn(cp+".status", "must be \"True\", \"False\" or \"Unknown\", not %q", c.Status)
 		}
 		switch c.Severity {
 		case "", "Warning", "Info":
 		default:
-			errs.Add(cp+".severity", "must be \"\", \"Warning\" or \"Info\", not %q", c.Severity)
+			errs.Warn(cp+".severity", "must be \"\", \"Warning\" or \"Info\", not %q", c.Severity)
 		}
 	}
 }

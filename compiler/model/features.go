@@ -1,26 +1,60 @@
 package model
 
-// Feature names, as in Knative's config-features ConfigMap.
+// Feature names, as in Knative's config-features ConfigMap. Only the flags
+// that change what Knative's admission accepts for the four kinds are here.
 const (
-	FeatureNewTriggerFilters  = "new-trigger-filters"
-	FeatureDeliveryTimeout    = "delivery-timeout"
+	// FeatureNewTriggerFilters gates spec.filters. Knative made the field
+	// GA and dropped the flag; disabling it describes an older cluster.
+	FeatureNewTriggerFilters = "new-trigger-filters"
+	// FeatureDeliveryTimeout allows delivery.timeout.
+	FeatureDeliveryTimeout = "delivery-timeout"
+	// FeatureDeliveryRetryAfter allows delivery.retryAfterMax.
 	FeatureDeliveryRetryAfter = "delivery-retryafter"
+	// FeatureCrossNamespaceEventLinks allows a Subscription's
+	// spec.channel.namespace and a Trigger's spec.brokerRef.namespace.
+	FeatureCrossNamespaceEventLinks = "cross-namespace-event-links"
+	// FeatureKReferenceGroup allows group in place of apiVersion in a
+	// reference.
+	FeatureKReferenceGroup = "kreference-group"
 )
+
+// FeatureNames lists every feature, sorted.
+var FeatureNames = []string{
+	FeatureCrossNamespaceEventLinks,
+	FeatureDeliveryRetryAfter,
+	FeatureDeliveryTimeout,
+	FeatureKReferenceGroup,
+	FeatureNewTriggerFilters,
+}
 
 // Features says which optional API fields a cluster accepts.
 type Features map[string]bool
 
-// DefaultFeatures are what current Knative enables by default.
+// DefaultFeatures are what Knative's config/core/configmaps/features.yaml
+// enables by default.
 func DefaultFeatures() Features {
 	return Features{
-		FeatureNewTriggerFilters:  true,
-		FeatureDeliveryTimeout:    true,
-		FeatureDeliveryRetryAfter: false,
+		FeatureNewTriggerFilters:        true,
+		FeatureDeliveryTimeout:          true,
+		FeatureDeliveryRetryAfter:       false,
+		FeatureCrossNamespaceEventLinks: false,
+		FeatureKReferenceGroup:          false,
 	}
 }
 
-func (f Features) require(errs *FieldErrors, path, feature string) {
+// AllFeatures enables every feature.
+func AllFeatures() Features {
+	f := Features{}
+	for _, n := range FeatureNames {
+		f[n] = true
+	}
+	return f
+}
+
+func (f Features) require(errs *FieldErrors, path, feature string) bool {
 	if !f[feature] {
 		errs.Add(path, "needs the %q feature, which is disabled; enable it under features in knc.yaml if the cluster's config-features ConfigMap enables it, or remove the field", feature)
+		return false
 	}
+	return true
 }

@@ -6,7 +6,7 @@ import "github.com/knc-dev/knc/compiler/load"
 type Object interface {
 	GetTypeMeta() TypeMeta
 	GetMetadata() *ObjectMeta
-	Validate(Features) FieldErrors
+	Validate(f Features, namespace string) FieldErrors
 	SetDefaults(Defaults)
 }
 

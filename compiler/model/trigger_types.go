@@ -10,12 +10,22 @@ type Trigger struct {
 
 // TriggerSpec is a Trigger's desired state.
 type TriggerSpec struct {
-	Broker     string                   `json:"broker"`
+	Broker     string                   `json:"broker,omitempty"`
+	BrokerRef  *KReference              `json:"brokerRef,omitempty"`
 	Filter     *TriggerFilter           `json:"filter,omitempty"`
 	Filters    []SubscriptionsAPIFilter `json:"filters,omitempty"`
 	Subscriber Destination              `json:"subscriber"`
 	Delivery   *DeliverySpec            `json:"delivery,omitempty"`
 }
+
+// Annotations of a Trigger that Knative's admission checks.
+const (
+	// DependencyAnnotation holds a JSON object reference the Trigger
+	// waits for.
+	DependencyAnnotation = "knative.dev/dependency"
+	// InjectionAnnotation asks for the namespace's default Broker.
+	InjectionAnnotation = "eventing.knative.dev/injection"
+)
 
 // TriggerFilter is the attribute filter: exact values, "" for any value.
 type TriggerFilter struct {

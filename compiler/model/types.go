@@ -22,18 +22,24 @@ type TypeMeta struct {
 
 // KReference refers to an object by apiVersion, kind and name.
 type KReference struct {
-	APIVersion string `json:"apiVersion"`
+	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
 	Namespace  string `json:"namespace,omitempty"`
+	// Group may replace APIVersion under the kreference-group feature.
+	Group string `json:"group,omitempty"`
+	// Address names one of the target's addresses.
+	Address *string `json:"address,omitempty"`
 }
 
 // Destination is a ref, a uri, or a uri relative to a ref's address.
 type Destination struct {
-	Ref      *KReference `json:"ref,omitempty"`
-	URI      string      `json:"uri,omitempty"`
-	CACerts  string      `json:"CACerts,omitempty"`
-	Audience string      `json:"audience,omitempty"`
+	Ref *KReference `json:"ref,omitempty"`
+	// URI and CACerts are pointers because Knative tells an empty value
+	// from an absent one: uri: "" is a relative URI, CACerts: "" is not PEM.
+	URI      *string `json:"uri,omitempty"`
+	CACerts  *string `json:"CACerts,omitempty"`
+	Audience *string `json:"audience,omitempty"`
 }
 
 // DeliverySpec holds the delivery options of a Broker, Trigger, Channel or
@@ -41,11 +47,13 @@ type Destination struct {
 type DeliverySpec struct {
 	DeadLetterSink *Destination `json:"deadLetterSink,omitempty"`
 	Retry          *int64       `json:"retry,omitempty"`
-	BackoffPolicy  string       `json:"backoffPolicy,omitempty"`
-	BackoffDelay   string       `json:"backoffDelay,omitempty"`
-	Timeout        string       `json:"timeout,omitempty"`
-	RetryAfterMax  string       `json:"retryAfterMax,omitempty"`
-	Format         string       `json:"format,omitempty"`
+	// The strings are pointers because Knative refuses an empty value
+	// where it admits an absent one.
+	BackoffPolicy *string `json:"backoffPolicy,omitempty"`
+	BackoffDelay  *string `json:"backoffDelay,omitempty"`
+	Timeout       *string `json:"timeout,omitempty"`
+	RetryAfterMax *string `json:"retryAfterMax,omitempty"`
+	Format        *string `json:"format,omitempty"`
 }
 
 // Condition is a Knative apis.Condition.
@@ -71,4 +79,12 @@ type Addressable struct {
 	Name     string `json:"name,omitempty"`
 	CACerts  string `json:"CACerts,omitempty"`
 	Audience string `json:"audience,omitempty"`
+}
+
+// Str returns the string p points to, or "" for nil.
+func Str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -21,7 +21,7 @@ func TestToGenericMatchesJSON(t *testing.T) {
 		&model.Broker{
 			TypeMeta: model.TypeMeta{APIVersion: "eventing.knative.dev/v1", Kind: "Broker"},
 			Metadata: model.ObjectMeta{Name: "b", Namespace: "ns", Annotations: map[string]string{"a": "b"}, Generation: 2, CreationTimestamp: &ts},
-			Spec:     model.BrokerSpec{Delivery: &model.DeliverySpec{Retry: &retry, DeadLetterSink: &model.Destination{URI: "http://x/"}}},
+			Spec:     model.BrokerSpec{Delivery: &model.DeliverySpec{Retry: &retry, DeadLetterSink: &model.Destination{URI: ptr("http://x/")}}},
 			Status:   &model.BrokerStatus{Status: model.Status{Conditions: []model.Condition{{Type: "Ready", Status: "True"}}}},
 		},
 		&model.Trigger{
@@ -60,3 +60,5 @@ func TestToGenericMatchesJSON(t *testing.T) {
 		}
 	}
 }
+
+func ptr(s string) *string { return &s }

@@ -116,7 +116,8 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 				d := c.destination(s.Spec.Subscriber)
 				rs.Subscriber = &d
 			}
-			if s.Spec.Reply != nil {
+			// An empty reply is no reply, as in Knative.
+			if s.Spec.Reply != nil && (s.Spec.Reply.Ref != nil || s.Spec.Reply.URI != nil) {
 				d := c.destination(s.Spec.Reply)
 				rs.Reply = &d
 			}
@@ -185,17 +186,18 @@ func (c *Compiler) Address(r *model.KReference) (string, bool) {
 // destination resolves what it can. A uri next to a ref is resolved
 // relative to the ref's address, as the control-plane contract says.
 func (c *Compiler) destination(d *model.Destination) routing.Destination {
+	uri := model.Str(d.URI)
 	if d.Ref == nil {
-		return routing.Destination{URI: d.URI}
+		return routing.Destination{URI: uri}
 	}
 	base, ok := c.Address(d.Ref)
 	if !ok {
-		return routing.Destination{URI: d.URI, Ref: &routing.Ref{APIVersion: d.Ref.APIVersion, Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}}
+		return routing.Destination{URI: uri, Ref: &routing.Ref{APIVersion: d.Ref.APIVersion, Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}}
 	}
-	if d.URI == "" {
+	if uri == "" {
 		return routing.Destination{URI: base}
 	}
-	return routing.Destination{URI: ResolveRelative(base, d.URI)}
+	return routing.Destination{URI: ResolveRelative(base, uri)}
 }
 
 // ResolveRelative resolves uri against base, as a browser resolves a link.
@@ -215,7 +217,7 @@ func (c *Compiler) delivery(entry *model.Entry, path string, d *model.DeliverySp
 	if d == nil {
 		return nil
 	}
-	out := &routing.Delivery{BackoffPolicy: d.BackoffPolicy, Format: d.Format}
+	out := &routing.Delivery{BackoffPolicy: model.Str(d.BackoffPolicy), Format: model.Str(d.Format)}
 	if d.Retry != nil {
 		out.Retry = int32(*d.Retry)
 	}
@@ -223,7 +225,7 @@ func (c *Compiler) delivery(entry *model.Entry, path string, d *model.DeliverySp
 		field string
 		iso   string
 		dst   *routing.Duration
-	}{{"backoffDelay", d.BackoffDelay, &out.BackoffDelay}, {"timeout", d.Timeout, &out.Timeout}, {"retryAfterMax", d.RetryAfterMax, &out.RetryAfterMax}} {
+	}{{"backoffDelay", model.Str(d.BackoffDelay), &out.BackoffDelay}, {"timeout", model.Str(d.Timeout), &out.Timeout}, {"retryAfterMax", model.Str(d.RetryAfterMax), &out.RetryAfterMax}} {
 		if f.iso == "" {
 			continue
 		}
@@ -232,7 +234,9 @@ func (c *Compiler) delivery(entry *model.Entry, path string, d *model.DeliverySp
 			diags.Add(entry.Doc.PosOf(path+"."+f.field), path+"."+f.field, "%v", err)
 			continue
 		}
-		*f.dst = routing.Duration(v)
+		// Knative admits a negative duration and waits no time at all;
+		// the routing table holds no negative durations.
+		*f.dst = routing.Duration(max(v, 0))
 	}
 	if d.DeadLetterSink != nil {
 		dst := c.destination(d.DeadLetterSink)
@@ -248,21 +252,47 @@ func setsAny(d *model.DeliverySpec) bool {
 }
 
 func filters(in []model.SubscriptionsAPIFilter) []routing.Filter {
-	out := make([]routing.Filter, len(in))
-	for i, f := range in {
-		out[i] = routing.Filter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix}
-		if f.CESQL != nil {
-			out[i].CESQL = *f.CESQL
-		}
-		if f.All != nil {
-			out[i].All = filters(f.All)
-		}
-		if f.Any != nil {
-			out[i].Any = filters(f.Any)
-		}
-		if f.Not != nil {
-			out[i].Not = &filters([]model.SubscriptionsAPIFilter{*f.Not})[0]
+	out := make([]routing.Filter, 0, len(in))
+	for i := range in {
+		if f, ok := materialize(&in[i]); ok {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// materialize turns an entry into the one dialect Knative's dispatcher
+// reads from it: the first with content, in the order exact, prefix,
+// suffix, all, any, not, cesql. An entry with none filters nothing and is
+// left out, as Knative leaves it out.
+func materialize(f *model.SubscriptionsAPIFilter) (routing.Filter, bool) {
+	switch {
+	case len(f.Exact) > 0:
+		return routing.Filter{Exact: f.Exact}, true
+	case len(f.Prefix) > 0:
+		return routing.Filter{Prefix: f.Prefix}, true
+	case len(f.Suffix) > 0:
+		return routing.Filter{Suffix: f.Suffix}, true
+	case len(f.All) > 0:
+		return nonEmptyList(filters(f.All), func(l []routing.Filter) routing.Filter { return routing.Filter{All: l} })
+	case len(f.Any) > 0:
+		return nonEmptyList(filters(f.Any), func(l []routing.Filter) routing.Filter { return routing.Filter{Any: l} })
+	case f.Not != nil:
+		inner, ok := materialize(f.Not)
+		if !ok {
+			// Knative's not of nothing passes every event.
+			return routing.Filter{}, false
+		}
+		return routing.Filter{Not: &inner}, true
+	case f.CESQL != nil && *f.CESQL != "":
+		return routing.Filter{CESQL: *f.CESQL}, true
+	}
+	return routing.Filter{}, false
+}
+
+func nonEmptyList(l []routing.Filter, wrap func([]routing.Filter) routing.Filter) (routing.Filter, bool) {
+	if len(l) == 0 {
+		return routing.Filter{}, false
+	}
+	return wrap(l), true
 }

@@ -230,13 +230,17 @@ func TestParseDuration(t *testing.T) {
 		{"P1D", 24 * time.Hour},
 		{"P1W", 7 * 24 * time.Hour},
 		{"P1DT12H", 36 * time.Hour},
+		{"P0", 0},
+		{"PT1.5M", 90 * time.Second},
+		{"P1DT", 24 * time.Hour},
+		{"-PT1S", -time.Second},
 	} {
 		got, err := routes.ParseDuration(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "P", "PT", "P1DT", "1S", "PT-1S", "200ms"} {
+	for _, bad := range []string{"", "P", "PT", "1S", "200ms", "-", "PT1M1M"} {
 		if _, err := routes.ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) succeeded, want an error", bad)
 		}
