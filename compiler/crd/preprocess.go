@@ -325,9 +325,13 @@ func (p *preprocessor) listLit(def string, path []string, l *ast.ListLit) ast.Ex
 	return l
 }
 
-// comprehension translates `if A == _|_ && B != _|_ {B: X}`.
+// comprehension translates `if A == _|_ && B != _|_ {B: X}` and its
+// equivalent `if A == _|_ {B?: X}`, which CUE evaluates where B also has a
+// value of its own outside the comprehension.
 func (p *preprocessor) comprehension(def string, path []string, c *ast.Comprehension) {
-	fail := func() { p.errorf(def, path, "only `if A == _|_ && B != _|_ {B: X}` comprehensions can be translated") }
+	fail := func() {
+		p.errorf(def, path, "only `if A == _|_ && B != _|_ {B: X}` and `if A == _|_ {B?: X}` comprehensions can be translated")
+	}
 	if len(c.Clauses) != 1 {
 		fail()
 		return
@@ -338,12 +342,23 @@ func (p *preprocessor) comprehension(def string, path []string, c *ast.Comprehen
 		return
 	}
 	cond, ok := clause.Condition.(*ast.BinaryExpr)
-	if !ok || cond.Op != token.LAND {
+	if !ok {
 		fail()
 		return
 	}
-	absent, ok1 := bottomTest(cond.X, token.EQL)
-	present, ok2 := bottomTest(cond.Y, token.NEQ)
+	var absent, present string
+	ok1, ok2 := false, false
+	if cond.Op == token.LAND {
+		absent, ok1 = bottomTest(cond.X, token.EQL)
+		present, ok2 = bottomTest(cond.Y, token.NEQ)
+	} else if absent, ok1 = bottomTest(cond, token.EQL); ok1 {
+		ok2 = true
+		if b, isStruct := c.Value.(*ast.StructLit); isStruct && len(b.Elts) == 1 {
+			if f, isField := b.Elts[0].(*ast.Field); isField && f.Constraint == token.OPTION {
+				present, _, _ = ast.LabelName(f.Label)
+			}
+		}
+	}
 	body, ok3 := c.Value.(*ast.StructLit)
 	if !ok1 || !ok2 || !ok3 || len(body.Elts) != 1 {
 		fail()

@@ -23,8 +23,8 @@ type TypeMeta struct {
 // KReference refers to an object by apiVersion, kind and name.
 type KReference struct {
 	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name,omitempty"`
 	Namespace  string `json:"namespace,omitempty"`
 	// Group may replace APIVersion under the kreference-group feature.
 	Group string `json:"group,omitempty"`
