@@ -88,8 +88,9 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	if ns == "" {
 		ns = c.defaults.Namespace
 	}
+	decoded := diags
 	for _, e := range obj.Validate(c.features, ns) {
-		if reported(diags, e.Path) {
+		if reported(decoded, e.Path) {
 			continue
 		}
 		if e.Warning {

@@ -104,10 +104,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOp
 		return
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		if opts.nullable || v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct {
-			return
-		}
-		d.errorf(n, path, "must be %s, not null", describe(v.Type()))
+		// The API server prunes a null from a custom resource before
+		// admission, so null is as good as absent; a required field left
+		// null is then reported by validation as missing.
 		return
 	}
 	switch v.Kind() {
