@@ -57,15 +57,6 @@ type checker struct {
 	defaults model.Defaults
 }
 
-// knativeGroups are the API groups of the four kinds; the four kinds under
-// any other version of these groups are not supported.
-var knativeKinds = map[string]string{
-	"Broker":       "eventing.knative.dev",
-	"Trigger":      "eventing.knative.dev",
-	"Channel":      "messaging.knative.dev",
-	"Subscription": "messaging.knative.dev",
-}
-
 // object decodes, validates and defaults one document.
 func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	var diags diag.List
@@ -75,12 +66,12 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 		// files, not manifests.
 		return nil, nil
 	}
+	if path, problem := checkKnativeKind(doc.APIVersion, doc.Kind); problem != "" {
+		diags.Add(doc.PosOf(path), path, "%s", problem)
+		return nil, diags
+	}
 	obj := model.New(doc.APIVersion, doc.Kind)
 	if obj == nil {
-		if g, ok := knativeKinds[doc.Kind]; ok && g == group {
-			diags.Add(doc.PosOf("apiVersion"), "apiVersion", "%s %s is not supported; use %s/v1", doc.APIVersion, doc.Kind, g)
-			return nil, diags
-		}
 		return c.other(doc)
 	}
 	diags = load.Decode(doc, obj)

@@ -23,7 +23,11 @@ func (c *checker) references(set *model.Set) diag.List {
 		if _, ok := set.Index[key]; ok || external[key] {
 			return
 		}
-		diags.Add(entry.Doc.PosOf(path), path, "%s %q not found in namespace %q: define it in the repository, fix the reference, or declare it under external in knc.yaml", kindName(key), key.Name, key.Namespace)
+		hint := ""
+		if similar := similarName(set, key); similar != "" {
+			hint = fmt.Sprintf("; did you mean %q?", similar)
+		}
+		diags.Add(entry.Doc.PosOf(path), path, "%s %q not found in namespace %q: define it in the repository, fix the reference, or declare it under external in knc.yaml%s", kindName(key), key.Name, key.Namespace, hint)
 	}
 	ref := func(entry *model.Entry, path string, r *model.KReference) {
 		// An incomplete reference is already reported by validation.
