@@ -30,11 +30,25 @@ type Config struct {
 	File string `json:"-"`
 }
 
-// Features mirror the cluster's config-features ConfigMap.
+// Features mirror the cluster's config-features ConfigMap: every flag that
+// changes what Knative's admission accepts for the four kinds.
 type Features struct {
-	NewTriggerFilters  string `json:"new-trigger-filters,omitempty"`
-	DeliveryTimeout    string `json:"delivery-timeout,omitempty"`
-	DeliveryRetryAfter string `json:"delivery-retryafter,omitempty"`
+	NewTriggerFilters        string `json:"new-trigger-filters,omitempty"`
+	DeliveryTimeout          string `json:"delivery-timeout,omitempty"`
+	DeliveryRetryAfter       string `json:"delivery-retryafter,omitempty"`
+	CrossNamespaceEventLinks string `json:"cross-namespace-event-links,omitempty"`
+	KReferenceGroup          string `json:"kreference-group,omitempty"`
+}
+
+// byName returns the flags by their names in the ConfigMap.
+func (f *Features) byName() map[string]string {
+	return map[string]string{
+		model.FeatureNewTriggerFilters:        f.NewTriggerFilters,
+		model.FeatureDeliveryTimeout:          f.DeliveryTimeout,
+		model.FeatureDeliveryRetryAfter:       f.DeliveryRetryAfter,
+		model.FeatureCrossNamespaceEventLinks: f.CrossNamespaceEventLinks,
+		model.FeatureKReferenceGroup:          f.KReferenceGroup,
+	}
 }
 
 // ExternalObject is an object that exists in the cluster but not in the
@@ -178,7 +192,7 @@ func (c *Config) validate(errs *model.FieldErrors) {
 		}
 	}
 	if f := c.Features; f != nil {
-		for name, v := range map[string]string{model.FeatureNewTriggerFilters: f.NewTriggerFilters, model.FeatureDeliveryTimeout: f.DeliveryTimeout, model.FeatureDeliveryRetryAfter: f.DeliveryRetryAfter} {
+		for name, v := range f.byName() {
 			if v != "" && v != "enabled" && v != "disabled" {
 				errs.Add("features["+name+"]", "must be \"enabled\" or \"disabled\", not %q", v)
 			}
@@ -238,7 +252,7 @@ func (c *Config) EnabledFeatures() model.Features {
 	if c.Features == nil {
 		return f
 	}
-	for name, v := range map[string]string{model.FeatureNewTriggerFilters: c.Features.NewTriggerFilters, model.FeatureDeliveryTimeout: c.Features.DeliveryTimeout, model.FeatureDeliveryRetryAfter: c.Features.DeliveryRetryAfter} {
+	for name, v := range c.Features.byName() {
 		if v != "" {
 			f[name] = v == "enabled"
 		}
