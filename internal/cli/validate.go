@@ -15,10 +15,27 @@ func newValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
 		Short: "Check Knative Eventing manifests before they are merged",
-		Long: `Validate checks Brokers, Triggers, Channels and Subscriptions against
-knc's CUE schemas and across the whole set: duplicate objects, references
-that do not resolve, features the cluster does not enable, and events that
-loop without end.
+		Long: `Validate checks Brokers, Triggers, Channels and Subscriptions as Knative
+Eventing's admission does, and across the whole set: duplicate objects,
+references that do not resolve, and events that loop without end.
+
+An error means the cluster would refuse the manifest: the API server and
+Knative's webhooks, with the feature flags under features in knc.yaml
+(Knative's defaults otherwise), refuse exactly what validate reports as an
+error. Objects of Knative's API groups must name a kind and version the
+group serves ("kind: Triger" is an error that suggests Trigger).
+
+The rules are stated in knc's CUE schemas (knc schema); validate runs Go
+checks that mirror them, kept in line by a differential test.
+
+Warnings are checks where knc is stricter than Knative on purpose, because
+the object would be admitted but would not do what was meant: a filter
+entry with no dialect with content (it matches every event), an empty
+dialect beside one with content, a broker or reference name no object can
+have, a ref beside a uri that is incomplete, CACerts beside a ref alone
+that are not a certificate, a negative backoffDelay or timeout, a Trigger's
+brokerRef (knc routes by spec.broker), an empty Subscription reply, and any
+problem in a status (the API server drops it).
 
 PATH is a file or a directory, walked recursively; the default is the current
 directory. YAML (multi-document streams included), JSON and CUE files are
@@ -36,7 +53,10 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
   knc validate eventing/ team-a/ --exclude 'team-a/generated'
 
   # Annotate a pull request from GitHub Actions.
-  knc validate -o github`,
+  knc validate -o github
+
+  # Fail on warnings too.
+  knc validate --strict`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, "text", "json", "github"); err != nil {
 				return err
