@@ -246,23 +246,6 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func describe(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int64, reflect.Int32, reflect.Int:
-		return "an integer"
-	case reflect.Slice:
-		return "a list"
-	case reflect.Map:
-		return "a map"
-	case reflect.Pointer:
-		return describe(t.Elem())
-	default:
-		return "an object"
-	}
-}
-
 func article(n *yaml.Node) string {
 	if n.Kind != yaml.ScalarNode {
 		if n.Kind == yaml.MappingNode {
