@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/knc-dev/knc/runtime/cluster"
 	"github.com/knc-dev/knc/runtime/engine"
@@ -16,6 +14,7 @@ import (
 type runtimeFlags struct {
 	table           string
 	kubeconfig      string
+	context         string
 	namespaces      []string
 	httpAddr        string
 	dataDir         string
@@ -55,17 +54,20 @@ namespace. It serves the routing table like 'knc run', and also:
     routes;
   - reads the table file again when it changes (a ConfigMap update).
 
-It uses the in-cluster configuration unless --kubeconfig is given.
---namespace defaults to $POD_NAMESPACE. SIGINT or SIGTERM drains within
---shutdown-timeout and exits 0.
+In a pod it uses the in-cluster configuration. Elsewhere, or with
+--kubeconfig, $KUBECONFIG or --context, it loads a kubeconfig as kubectl
+does: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, in the context
+--context names or the current one. --namespace defaults to
+$POD_NAMESPACE, then to the kubeconfig context's namespace. SIGINT or
+SIGTERM drains within --shutdown-timeout and exits 0.
 
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
 		Example: `  # As the generated Deployment runs it.
   knc runtime --table /etc/knc/routing/table.json --http-addr :8080 --data-dir /var/lib/knc
 
-  # From a workstation, against the current cluster, for one namespace.
-  knc runtime --kubeconfig ~/.kube/config --namespace shop --table build/routing-table.json --data-dir /tmp/knc`,
+  # From a workstation, against the kind cluster kind-dev, for one namespace.
+  knc runtime --context kind-dev --namespace shop --table deploy/routing-table.json --data-dir /tmp/knc`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRuntime(cmd, &f)
@@ -73,7 +75,8 @@ usage or I/O error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.table, "table", defaultTablePath, "routing table `FILE` (the mounted ConfigMap), or the directory of the ConfigMaps of a split one")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: the in-cluster configuration)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: in a pod the in-cluster configuration, else $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig `CONTEXT` to use (default: the current context)")
 	fl.StringSliceVar(&f.namespaces, "namespace", nil, "`NAMESPACE` the runtime serves; repeat or separate with commas (default: $POD_NAMESPACE)")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store")
@@ -97,24 +100,27 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	if err != nil {
 		return err
 	}
+	kc, err := loadKubeConfig(f.kubeconfig, f.context)
+	if err != nil {
+		return &exitError{code: exitTrouble, err: fmt.Errorf("kubernetes client configuration: %w", err)}
+	}
 	namespaces := f.namespaces
 	if len(namespaces) == 0 {
 		if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 			namespaces = []string{ns}
+		} else if kc.namespace != "" {
+			namespaces = []string{kc.namespace}
 		}
 	}
 	if len(namespaces) == 0 {
-		return usageError("no namespace to serve: pass --namespace or set POD_NAMESPACE")
+		return usageError("no namespace to serve: pass --namespace, set POD_NAMESPACE, or set a namespace in the kubeconfig context")
 	}
-	var cfg *rest.Config
-	if f.kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if kc.context != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: kubeconfig %s, context %q, server %s, namespaces %v\n", kc.source, kc.context, kc.rest.Host, namespaces)
 	} else {
-		cfg, err = rest.InClusterConfig()
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: in-cluster configuration, server %s, namespaces %v\n", kc.rest.Host, namespaces)
 	}
-	if err != nil {
-		return &exitError{code: exitTrouble, err: fmt.Errorf("kubernetes client configuration: %w", err)}
-	}
+	cfg := kc.rest
 	cfg.UserAgent = "knc-runtime"
 	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
 	eopts := engine.Options{
