@@ -1,6 +1,9 @@
 // Package gittest builds real git repositories for tests: a work tree in a
 // temporary directory, files written and committed one step at a time.
 //
+// Repo.Serve serves a repository over smart HTTP on loopback, for clients
+// such as Flux's source-controller that clone by URL.
+//
 // It is imported by tests only, and imports only the standard library.
 package gittest
 
