@@ -135,6 +135,9 @@ func (c *checker) other(doc *load.Document) (*model.Entry, diag.List) {
 		diags.Add(doc.PosOf("metadata.name"), "metadata.name", "field is required")
 		return nil, diags
 	}
+	if diags = checkOtherNames(doc); diags.HasErrors() {
+		return nil, diags
+	}
 	ns := doc.Namespace
 	if ns == "" && !clusterScoped[doc.Kind] {
 		ns = c.defaults.Namespace
