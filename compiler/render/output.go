@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/parallel"
@@ -84,6 +85,9 @@ func (o *Output) Write(dir string) (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
+	if err := removeLeftovers(parent, base); err != nil {
+		return err
+	}
 	// A dot name keeps a leftover from a crash out of knc's inputs and out
 	// of most listings.
 	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
@@ -98,14 +102,25 @@ func (o *Output) Write(dir string) (err error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
+	// Every write goes through an os.Root on the new directory, which
+	// refuses a path that leads out of it, by ".." or by a symbolic link.
+	// Names are checked before a build gets here; this is the second line.
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	files := append([]File{{Path: load.OutputMarker, Data: []byte(markerContent)}}, o.Files...)
-	dirs := map[string]bool{tmp: true}
+	dirs := map[string]bool{".": true}
 	for _, f := range files {
-		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
-		for d := filepath.Dir(p); d != tmp && !dirs[d]; d = filepath.Dir(d) {
+		p := filepath.FromSlash(f.Path)
+		if !filepath.IsLocal(p) {
+			return fmt.Errorf("refusing to write %q: the path leads out of the output directory", f.Path)
+		}
+		for d := filepath.Dir(p); d != "." && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
 	}
@@ -113,13 +128,13 @@ func (o *Output) Write(dir string) (err error) {
 	// takes; the disk can take several at once.
 	errs := make([]error, len(files))
 	parallel.ForWorkers(len(files), 8, func(i int) {
-		errs[i] = writeFile(filepath.Join(tmp, filepath.FromSlash(files[i].Path)), files[i].Data)
+		errs[i] = writeFile(root, filepath.FromSlash(files[i].Path), files[i].Data)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := syncDir(root, d); err != nil {
 			return err
 		}
 	}
@@ -127,7 +142,7 @@ func (o *Output) Write(dir string) (err error) {
 		if err := rename(tmp, dir); err != nil {
 			return err
 		}
-		return syncDir(parent)
+		return syncParent(parent)
 	}
 	old := filepath.Join(parent, "."+base+".old-"+randomSuffix())
 	if err := rename(dir, old); err != nil {
@@ -137,10 +152,40 @@ func (o *Output) Write(dir string) (err error) {
 		// Put the previous output back: a failed build changes nothing.
 		return errors.Join(err, os.Rename(old, dir))
 	}
-	if err := syncDir(parent); err != nil {
+	if err := syncParent(parent); err != nil {
 		return err
 	}
 	return os.RemoveAll(old)
+}
+
+// removeLeftovers removes what a build killed between its two renames
+// left beside the output directory: the new output it had not moved into
+// place yet, or the previous one it had not removed yet. Either is
+// replaced by this build.
+func removeLeftovers(parent, base string) error {
+	var errs []error
+	for _, kind := range []string{".old-", ".new-"} {
+		matches, err := filepath.Glob(filepath.Join(parent, "."+globEscape(base)+kind+"*"))
+		if err != nil {
+			return err
+		}
+		for _, m := range matches {
+			errs = append(errs, os.RemoveAll(m))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // checkTarget reports whether dir exists, and refuses a directory that
@@ -169,8 +214,8 @@ func checkTarget(dir string) (bool, error) {
 	return true, nil
 }
 
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func writeSynced(root *os.Root, path string, data []byte) error {
+	f, err := root.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -185,7 +230,16 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
-func syncDir(dir string) error {
+func syncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+func syncParent(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,7 +46,7 @@ func TestFailedBuildLeavesPreviousOutput(t *testing.T) {
 		setup func()
 	}{
 		{"writing a file fails", func() {
-			writeFile = func(string, []byte) error { return boom }
+			writeFile = func(*os.Root, string, []byte) error { return boom }
 		}},
 		{"moving the new output into place fails", func() {
 			calls := 0
@@ -75,6 +76,29 @@ func TestFailedBuildLeavesPreviousOutput(t *testing.T) {
 			}
 			if diff := cmp.Diff(before, listTree(t, parent)); diff != "" {
 				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWriteRefusesPathsOutsideTheOutput checks the second line of defence
+// against a path that leads out of the output directory: validate refuses
+// the names that would make one, and Write refuses the path itself.
+func TestWriteRefusesPathsOutsideTheOutput(t *testing.T) {
+	for _, p := range []string{"../escaped/kustomization.yaml", "namespaces/../../escaped.yaml", "/etc/escaped.yaml"} {
+		t.Run(p, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "a", "out")
+			out := &Output{Files: []File{{Path: p, Data: []byte("x: 1\n")}}}
+			err := out.Write(dir)
+			if err == nil {
+				t.Fatalf("Write wrote %s", p)
+			}
+			if want := "leads out of the output directory"; !strings.Contains(err.Error(), want) {
+				t.Errorf("Write = %v, want an error saying it %s", err, want)
+			}
+			if diff := cmp.Diff(map[string]string{}, listTree(t, parent)); diff != "" {
+				t.Errorf("files written (-want +got):\n%s", diff)
 			}
 		})
 	}
