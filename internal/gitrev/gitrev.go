@@ -151,7 +151,22 @@ func (r *Repo) Extract(ctx context.Context, commit string, sel Select, dst strin
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	if err := r.writeBlobs(ctx, entries, dst); err != nil {
+	if err := checkEntries(entries, commit); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	// Every write goes through an os.Root, which refuses a path that leads
+	// out of dst by ".." or by a symbolic link; checkEntries has already
+	// refused such paths, and links that other entries would be written
+	// through.
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := r.writeBlobs(ctx, entries, root); err != nil {
 		return nil, err
 	}
 	files := make([]string, len(entries))
@@ -214,8 +229,57 @@ func (r *Repo) list(ctx context.Context, commit string, sel Select) ([]treeEntry
 	return entries, nil
 }
 
+// ErrMalformedTree is returned for a tree that git fsck would flag and git
+// fetch still accepts: a path with "..", an absolute path, or a symbolic
+// link with files below the same name.
+var ErrMalformedTree = errors.New("malformed git tree")
+
+// checkEntries refuses a tree whose files would be written anywhere but at
+// their own path below the destination.
+func checkEntries(entries []treeEntry, commit string) error {
+	links := map[string]bool{}
+	seen := map[string]bool{}
+	var errs []error
+	for _, e := range entries {
+		if !localPath(e.path) {
+			errs = append(errs, fmt.Errorf("%w at %s: entry %q is not a relative path of plain names", ErrMalformedTree, short(commit), e.path))
+			continue
+		}
+		if seen[e.path] {
+			errs = append(errs, fmt.Errorf("%w at %s: entry %q appears twice", ErrMalformedTree, short(commit), e.path))
+		}
+		seen[e.path] = true
+		if e.mode == "120000" {
+			links[e.path] = true
+		}
+	}
+	for _, e := range entries {
+		for dir := path.Dir(e.path); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			if links[dir] {
+				errs = append(errs, fmt.Errorf("%w at %s: %q is a symbolic link and %q would be written through it", ErrMalformedTree, short(commit), dir, e.path))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// localPath reports whether p is a slash-separated path of names, none of
+// them empty, "." or "..", with no backslash (a separator elsewhere).
+func localPath(p string) bool {
+	if p == "" || strings.ContainsAny(p, "\\\x00") {
+		return false
+	}
+	for name := range strings.SplitSeq(p, "/") {
+		if name == "" || name == "." || name == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // writeBlobs reads every blob through one git cat-file --batch process.
-func (r *Repo) writeBlobs(ctx context.Context, entries []treeEntry, dst string) (err error) {
+func (r *Repo) writeBlobs(ctx context.Context, entries []treeEntry, dst *os.Root) (err error) {
 	cmd := command(ctx, r.root, "cat-file", "--batch")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -261,7 +325,7 @@ func (r *Repo) writeBlobs(ctx context.Context, entries []treeEntry, dst string) 
 	return wErr
 }
 
-func readBlobs(rd *bufio.Reader, entries []treeEntry, dst string) error {
+func readBlobs(rd *bufio.Reader, entries []treeEntry, dst *os.Root) error {
 	for _, e := range entries {
 		header, err := rd.ReadString('\n')
 		if err != nil {
@@ -289,19 +353,25 @@ func readBlobs(rd *bufio.Reader, entries []treeEntry, dst string) error {
 	return nil
 }
 
-func writeEntry(dst string, e treeEntry, data []byte) error {
-	p := filepath.Join(dst, filepath.FromSlash(e.path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+func writeEntry(dst *os.Root, e treeEntry, data []byte) error {
+	p := filepath.FromSlash(e.path)
+	if err := dst.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
+	// O_EXCL: a file is created, never written over or through a link.
+	perm := os.FileMode(0o644)
 	switch e.mode {
 	case "120000":
-		return os.Symlink(string(data), p)
+		return dst.Symlink(string(data), p)
 	case "100755":
-		return os.WriteFile(p, data, 0o755)
-	default:
-		return os.WriteFile(p, data, 0o644)
+		perm = 0o755
 	}
+	f, err := dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }
 
 // gitError is a failed git command with what it said.

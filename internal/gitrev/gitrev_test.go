@@ -244,3 +244,52 @@ func readTree(t *testing.T, dir string) map[string]string {
 	}
 	return got
 }
+
+// TestExtractRefusesMalformedTrees makes the trees git fsck flags and git
+// fetch accepts (git's fsck.c names them: hasDot, hasDotdot, and a
+// symbolic link with entries below it), and checks that nothing is written
+// outside the destination, nor through a link.
+func TestExtractRefusesMalformedTrees(t *testing.T) {
+	r := gittest.New(t)
+	ctx := context.Background()
+	blob := r.Blob("apiVersion: v1\n")
+	inner := r.Tree("100644 blob " + blob + "\tfile.yaml")
+	outside := r.Blob("../../outside")
+	inside := r.Blob("sub")
+	tests := []struct {
+		name string
+		tree string
+		want string
+	}{
+		{"dot-dot directory", r.Tree("040000 tree " + inner + "\t.."), `entry "../file.yaml" is not a relative path of plain names`},
+		{"dot directory", r.Tree("040000 tree " + inner + "\t."), `entry "./file.yaml" is not a relative path of plain names`},
+		{"nested dot-dot", r.Tree("040000 tree " + r.Tree("040000 tree "+r.Tree("040000 tree "+inner+"\t..")+"\t..") + "\ta"), `entry "a/../../file.yaml" is not a relative path of plain names`},
+		{"link leading out, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"link inside, directory of the same name", r.Tree("040000 tree "+inner+"\tsub", "120000 blob "+inside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+	}
+	repo, err := gitrev.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			commit := r.CommitTree(tt.tree, tt.name)
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "a", "b", "dst")
+			_, err := repo.Extract(ctx, commit, gitrev.Select{Paths: []string{"."}}, dst)
+			if !errors.Is(err, gitrev.ErrMalformedTree) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Extract = %v, want %v saying %s", err, gitrev.ErrMalformedTree, tt.want)
+			}
+			var written []string
+			filepath.WalkDir(parent, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					written = append(written, p)
+				}
+				return nil
+			})
+			if len(written) > 0 {
+				t.Errorf("Extract wrote %v", written)
+			}
+		})
+	}
+}

@@ -122,3 +122,38 @@ func (r *Repo) ShallowClone(depth int) *Repo {
 	}
 	return &Repo{t: r.t, Dir: clone}
 }
+
+// Blob stores content as a blob and returns its hash.
+func (r *Repo) Blob(content string) string {
+	r.t.Helper()
+	return r.withInput(content, "hash-object", "-w", "--stdin")
+}
+
+// Tree stores a tree made of ls-tree lines ("<mode> <type> <hash>\t<name>")
+// as git mktree takes them, and returns its hash. git mktree accepts
+// names that git fsck flags, such as "..", which lets a test make the
+// malformed trees a hostile remote could send.
+func (r *Repo) Tree(lines ...string) string {
+	r.t.Helper()
+	return r.withInput(strings.Join(lines, "\n")+"\n", "mktree")
+}
+
+// CommitTree makes a commit of tree, with no parent, and returns its hash.
+func (r *Repo) CommitTree(tree, message string) string {
+	r.t.Helper()
+	return strings.TrimSpace(r.Git("commit-tree", tree, "-m", message))
+}
+
+func (r *Repo) withInput(input string, args ...string) string {
+	r.t.Helper()
+	full := append([]string{"-c", "user.name=knc test", "-c", "user.email=test@knc.invalid"}, args...)
+	cmd := exec.Command("git", full...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.Output()
+	if err != nil {
+		r.t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}
