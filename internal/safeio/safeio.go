@@ -1,0 +1,85 @@
+// Package safeio reads the files knc is given, refusing what is not a
+// regular file (a FIFO would block a read forever, a device such as
+// /dev/zero never ends) and anything larger than a limit, so that no input
+// can stall knc or exhaust its memory.
+package safeio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is returned for a path that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is returned for a file or stream larger than its limit.
+var ErrTooLarge = errors.New("larger than the limit")
+
+// ReadFile reads a regular file of at most limit bytes. It opens without
+// blocking, so that a FIFO is refused instead of waited on, and checks the
+// type of what it opened rather than of the path, so that nothing can be
+// swapped in between.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, 0)
+}
+
+// ReadFileNoFollow is ReadFile for a path that must not be a symbolic
+// link: it fails for one rather than reading what it points to.
+func ReadFileNoFollow(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, syscall.O_NOFOLLOW)
+}
+
+func readFile(path string, limit int64, flags int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, NotRegular(path, info.Mode())
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%s: %w of %d bytes (it holds %d)", path, ErrTooLarge, limit, info.Size())
+	}
+	return ReadAll(f, path, limit)
+}
+
+// ReadAll reads r to its end, failing once more than limit bytes came.
+func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: %w of %d bytes", name, ErrTooLarge, limit)
+	}
+	return b, nil
+}
+
+// NotRegular is the error for a path of mode m that is not a regular file.
+func NotRegular(path string, m os.FileMode) error {
+	return fmt.Errorf("%s: %w (it is a %s); knc reads only regular files", path, ErrNotRegular, describe(m))
+}
+
+func describe(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
