@@ -112,7 +112,7 @@ func Load(opts Options) (*Result, error) {
 	if cfgFile != "" {
 		skip = []string{filepath.Clean(cfgFile)}
 	}
-	files, err := load.Files(load.Options{Paths: abs, Exclude: excludes, Base: base, Skip: skip})
+	files, err := load.Files(load.Options{Paths: abs, Exclude: excludes, Base: base, Skip: skip, Root: base})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/parallel"
+	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // Options says what to load.
@@ -30,6 +31,9 @@ type Options struct {
 	Base string
 	// Skip names files that are not manifests (the project config).
 	Skip []string
+	// Root is the project's root directory. Symbolic links must lead to
+	// files and directories below it; empty means the working directory.
+	Root string
 }
 
 // OutputMarker is the file knc build writes into its output directory. The
@@ -39,51 +43,189 @@ const OutputMarker = ".knc-output"
 
 var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".cue": true}
 
+// MaxFileBytes is the largest file the loader reads: ten times the
+// largest manifest stream measured in the benchmarks, and small enough
+// that parsing it stays within a CI runner's memory.
+const MaxFileBytes = 64 << 20
+
+// ErrLinkOutside is returned for a symbolic link that leads outside the
+// project root.
+var ErrLinkOutside = errors.New("symbolic link leads outside the project root")
+
 // Files lists the manifest files under opts.Paths in lexical order. A path
 // named explicitly is loaded whatever its extension.
+//
+// Symbolic links are followed, to files and to directories, as long as
+// what they lead to lies below the project root (opts.Root, or for a path
+// outside it, that path): a link to /etc/passwd or ../../secrets is
+// refused, so that a contributed link cannot read files from the machine
+// running knc. Only regular files and directories are listed: a FIFO or a
+// device is refused.
 func Files(opts Options) ([]string, error) {
-	var files []string
-	var errs []error
+	w := &walker{opts: opts, visited: map[string]bool{}}
 	for _, p := range opts.Paths {
-		info, err := os.Stat(p)
+		w.path(p)
+	}
+	slices.Sort(w.files)
+	return slices.Compact(w.files), errors.Join(w.errs...)
+}
+
+type walker struct {
+	opts    Options
+	files   []string
+	errs    []error
+	visited map[string]bool // resolved directories already walked
+}
+
+// rootFor returns the resolved directory the links under p must stay in.
+func (w *walker) rootFor(p string) string {
+	abs := absPath(p)
+	root := w.opts.Root
+	if root == "" {
+		root = "."
+	}
+	if within(absPath(root), abs) {
+		return resolved(root)
+	}
+	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
+		return resolved(filepath.Dir(abs))
+	}
+	return resolved(abs)
+}
+
+func (w *walker) path(p string) {
+	root := w.rootFor(p)
+	info, err := w.follow(p, root)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
+	if info.IsDir() {
+		w.dir(p, root)
+		return
+	}
+	w.files = append(w.files, p)
+}
+
+// follow resolves p, refuses it when it leads outside root or is neither a
+// regular file nor a directory, and returns what it leads to.
+func (w *walker) follow(p, root string) (os.FileInfo, error) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, err
+	}
+	target = absPath(target)
+	if !within(root, target) {
+		return nil, fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project, or exclude the link in knc.yaml", p, ErrLinkOutside, root, target)
+	}
+	info, err := os.Stat(target)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil, safeio.NotRegular(p, info.Mode())
+	}
+	return info, nil
+}
+
+func (w *walker) dir(p, root string) {
+	real := resolved(p)
+	if w.visited[real] || excluded(w.opts, p) {
+		return // a link to a directory already walked, or to a parent of it
+	}
+	if _, err := os.Stat(filepath.Join(p, OutputMarker)); err == nil {
+		return
+	}
+	w.visited[real] = true
+	// A trailing separator makes WalkDir follow p when it is a link.
+	start := p
+	if !strings.HasSuffix(start, string(filepath.Separator)) {
+		start += string(filepath.Separator)
+	}
+	err := filepath.WalkDir(start, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return err
 		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
+		if file == start {
+			return nil
 		}
-		err = filepath.WalkDir(p, func(file string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if excluded(opts, file) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
+		if excluded(w.opts, file) {
 			if d.IsDir() {
-				if file != p && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				if _, err := os.Stat(filepath.Join(file, OutputMarker)); err == nil {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if manifestExt[filepath.Ext(file)] && !slices.Contains(opts.Skip, absPath(file)) {
-				files = append(files, file)
+				return filepath.SkipDir
 			}
 			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
 		}
+		if d.IsDir() {
+			if err := w.skipDir(file, d); err != nil {
+				return err
+			}
+			real := resolved(file)
+			if w.visited[real] {
+				return filepath.SkipDir
+			}
+			w.visited[real] = true
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			info, err := w.follow(file, root)
+			if err != nil {
+				// Only a link the loader would have read is an error.
+				if manifestExt[filepath.Ext(file)] || isDirLink(file) {
+					w.errs = append(w.errs, err)
+				}
+				return nil
+			}
+			if info.IsDir() {
+				if w.skipDir(file, d) == nil {
+					w.dir(file, root)
+				}
+				return nil
+			}
+		} else if !d.Type().IsRegular() && manifestExt[filepath.Ext(file)] {
+			w.errs = append(w.errs, safeio.NotRegular(file, d.Type()))
+			return nil
+		}
+		if manifestExt[filepath.Ext(file)] && !slices.Contains(w.opts.Skip, absPath(file)) {
+			w.files = append(w.files, file)
+		}
+		return nil
+	})
+	if err != nil {
+		w.errs = append(w.errs, err)
 	}
-	slices.Sort(files)
-	return slices.Compact(files), errors.Join(errs...)
+}
+
+// skipDir returns filepath.SkipDir for a hidden directory or a build
+// output.
+func (w *walker) skipDir(dir string, d fs.DirEntry) error {
+	if strings.HasPrefix(d.Name(), ".") {
+		return filepath.SkipDir
+	}
+	if _, err := os.Stat(filepath.Join(dir, OutputMarker)); err == nil {
+		return filepath.SkipDir
+	}
+	return nil
+}
+
+func isDirLink(file string) bool {
+	info, err := os.Stat(file)
+	return err == nil && info.IsDir()
+}
+
+// within reports whether p is dir or lies below it; both are clean and
+// absolute.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// resolved returns p with its symbolic links resolved, or p absolute when
+// it cannot be resolved.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return absPath(r)
+	}
+	return absPath(p)
 }
 
 func excluded(opts Options, file string) bool {
@@ -154,7 +296,7 @@ func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
 	var chunks []*chunk
 	var cueFiles []*chunk
 	for _, file := range files {
-		src, err := os.ReadFile(file)
+		src, err := safeio.ReadFile(file, MaxFileBytes)
 		if err != nil {
 			return nil, nil, err
 		}
