@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/router"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -94,8 +94,16 @@ I/O error, such as a Broker that does not exist.`,
 	return cmd
 }
 
+// Limits of what route reads: a routing table of 10,000 Triggers takes a
+// few MiB; an event is at most what an ingress accepts by default, with
+// room to spare.
+const (
+	maxTableBytes = 256 << 20
+	maxEventBytes = 16 << 20
+)
+
 func readRouteTable(path string) (*routing.Table, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, maxTableBytes)
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
 	}
@@ -112,9 +120,9 @@ func readEvent(path string, stdin io.Reader) (*event.Event, error) {
 		err error
 	)
 	if path == "-" {
-		b, err = io.ReadAll(stdin)
+		b, err = safeio.ReadAll(stdin, "standard input", maxEventBytes)
 	} else {
-		b, err = os.ReadFile(path)
+		b, err = safeio.ReadFile(path, maxEventBytes)
 	}
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
