@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // FileDiff is a file in which a fresh build and a directory differ.
@@ -24,12 +26,27 @@ type FileDiff struct {
 	Diff string `json:"diff"`
 }
 
+// MaxFileBytes is the largest file of the directory CompareDir reads, well
+// above any file a build makes.
+const MaxFileBytes = 256 << 20
+
 // CompareDir compares the files of a build (slash-separated path to
 // content) with the files under dir, which label names in the diffs. The
 // marker file of a build output is not compared. A missing dir is an empty
 // one: every file is then Added.
+//
+// Symbolic links under dir are never followed: a build makes none, so a
+// link differs from whatever the build makes, and what it points to is
+// not read (a committed link to /proc/self/environ would otherwise print
+// the environment of the CI job). The diff shows a line saying so in
+// place of the content. Other files that are not regular are refused.
 func CompareDir(build map[string][]byte, dir, label string) ([]FileDiff, error) {
 	have := map[string][]byte{}
+	// The directory named is followed when it is a link itself: the user
+	// chose it.
+	if info, err := os.Lstat(dir); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		dir += string(filepath.Separator)
+	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
@@ -48,7 +65,15 @@ func CompareDir(build map[string][]byte, dir, label string) ([]FileDiff, error) 
 		if rel == load.OutputMarker {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			have[rel] = fmt.Appendf(nil, "symbolic link to %q, not followed: a build makes regular files only\n", target)
+			return nil
+		}
+		data, err := safeio.ReadFileNoFollow(p, MaxFileBytes)
 		if err != nil {
 			return err
 		}
