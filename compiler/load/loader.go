@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -379,6 +380,10 @@ func (c *chunk) parseYAML() {
 	if len(bytes.TrimSpace(c.text)) == 0 {
 		return
 	}
+	if d, ok := c.invalidUTF8(); !ok {
+		c.diags = append(c.diags, d)
+		return
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(c.text, &root); err != nil {
 		if filepath.Ext(c.file) == ".json" {
@@ -402,7 +407,34 @@ func (c *chunk) parseYAML() {
 		return // only comments
 	}
 	shift(&root, c.offset)
+	if !c.normalise(&Document{File: c.file}, root.Content[0]) {
+		return
+	}
 	c.addObject(root.Content[0])
+}
+
+// invalidUTF8 reports the first byte of the chunk that is not UTF-8 at its
+// line and column; the YAML parser reports it at the start of the stream.
+// A stream in UTF-16, which YAML allows, starts with a byte order mark.
+func (c *chunk) invalidUTF8() (diag.Diagnostic, bool) {
+	if utf8.Valid(c.text) || bytes.HasPrefix(c.text, []byte{0xfe, 0xff}) || bytes.HasPrefix(c.text, []byte{0xff, 0xfe}) {
+		return diag.Diagnostic{}, true
+	}
+	off := 0
+	for off < len(c.text) {
+		r, size := utf8.DecodeRune(c.text[off:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		off += size
+	}
+	before := c.text[:off]
+	line := c.offset + bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return diag.Diagnostic{
+		Pos:     diag.Pos{File: c.file, Line: line, Column: col},
+		Message: fmt.Sprintf("invalid UTF-8: byte 0x%02x; save the file as UTF-8", c.text[off]),
+	}, false
 }
 
 // addObject records n as an object, expanding a v1 List into its items.
