@@ -10,13 +10,11 @@ import (
 	"path"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/crd"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
@@ -245,7 +243,7 @@ func (r *renderer) entries() error {
 		e := r.set.Entries[i]
 		c := &conv[i]
 		if e.Object == nil {
-			obj, err := nodeToObject(e.Doc.Root)
+			obj, err := load.Generic(e.Doc.Root)
 			m, ok := obj.(map[string]any)
 			if err == nil && !ok {
 				err = errors.New("not an object")
@@ -606,64 +604,4 @@ func toObject(v any) (plugins.Object, error) {
 		delete(obj, "status")
 	}
 	return obj, nil
-}
-
-// nodeToObject converts a YAML node to generic JSON as the API server would
-// read it: timestamps stay strings, numbers keep their value.
-func nodeToObject(n *yaml.Node) (any, error) {
-	for n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return nil, nil
-		}
-		return nodeToObject(n.Content[0])
-	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := nodeToObject(n.Content[i+1])
-			if err != nil {
-				return nil, err
-			}
-			m[n.Content[i].Value] = v
-		}
-		return m, nil
-	case yaml.SequenceNode:
-		l := make([]any, len(n.Content))
-		for i, c := range n.Content {
-			v, err := nodeToObject(c)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = v
-		}
-		return l, nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return nil, nil
-		case "!!bool":
-			var b bool
-			if err := n.Decode(&b); err != nil {
-				return nil, err
-			}
-			return b, nil
-		case "!!int":
-			var i int64
-			if err := n.Decode(&i); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n.Line, err)
-			}
-			return json.Number(strconv.FormatInt(i, 10)), nil
-		case "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n.Line, err)
-			}
-			return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
-		}
-		return n.Value, nil
-	}
-	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
