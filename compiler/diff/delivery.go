@@ -6,6 +6,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/redact"
 )
 
 // deliveryFields are the options of a DeliverySpec, in the order reports
@@ -52,15 +53,16 @@ func deliveryOptions(d *model.DeliverySpec) map[string]deliveryOption {
 	return out
 }
 
-// describeDestination names a destination as the manifest gives it.
+// describeDestination names a destination as the manifest gives it, with
+// the password and query values of its URI masked.
 func describeDestination(d *model.Destination) string {
 	if d.Ref == nil {
-		return model.Str(d.URI)
+		return redact.URI(model.Str(d.URI))
 	}
 	key := model.Key{Group: model.Group(d.Ref.APIVersion), Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}
 	s := kindLabel(key) + " " + key.Namespace + "/" + key.Name
 	if d.URI != nil && *d.URI != "" {
-		s += " " + *d.URI
+		s += " " + redact.URI(*d.URI)
 	}
 	return s
 }

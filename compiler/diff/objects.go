@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/redact"
 )
 
 // compareObjects compares every object of the two sets, Knative or not,
@@ -36,7 +38,7 @@ func compareObjects(base, head Side) []ObjectChange {
 		}
 		var fields []FieldChange
 		diffValues("", value(be), value(he), func(path string, old, new any) {
-			fields = append(fields, FieldChange{Path: path, Old: old, New: new, Pos: he.Doc.PosOf(path)})
+			fields = append(fields, FieldChange{Path: path, Old: masked(old), New: masked(new), Pos: he.Doc.PosOf(path)})
 		})
 		if len(fields) > 0 {
 			out = append(out, ObjectChange{Change: Changed, Kind: kindLabel(he.Key), Namespace: he.Key.Namespace, Name: he.Key.Name, Pos: objectPos(he), Fields: fields})
@@ -183,6 +185,15 @@ func jsonValue(v any) any {
 	return out
 }
 
+// masked hides the password and query values of a URI in a value a
+// report shows; a change of a password alone still shows as a change.
+func masked(v any) any {
+	if s, ok := v.(string); ok && strings.Contains(s, "://") {
+		return redact.URI(s)
+	}
+	return v
+}
+
 // diffValues calls report for each path at which old and new differ. Lists
 // are compared element by element.
 func diffValues(path string, old, new any, report func(path string, old, new any)) {
@@ -244,7 +255,7 @@ func compareConfig(base, head *project.Config) (ObjectChange, bool) {
 	var fields []FieldChange
 	pos := diag.Pos{File: head.File}
 	diffValues("", jsonValue(base), jsonValue(head), func(path string, old, new any) {
-		fields = append(fields, FieldChange{Path: path, Old: old, New: new, Pos: pos})
+		fields = append(fields, FieldChange{Path: path, Old: masked(old), New: masked(new), Pos: pos})
 	})
 	if len(fields) == 0 {
 		return ObjectChange{}, false

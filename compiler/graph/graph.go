@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -235,9 +236,11 @@ func (b *builder) source(kind, group, namespace, name string) *Source {
 	return s
 }
 
+// edge makes the edge to a destination. A graph is shown and shared: the
+// password and query values of every URI are masked (package redact).
 func (b *builder) edge(role Role, d *model.Destination, resolved string) *Edge {
-	e := &Edge{Role: role, URI: resolved}
-	uri := model.Str(d.URI)
+	uri := redact.URI(model.Str(d.URI))
+	e := &Edge{Role: role, URI: redact.URI(resolved)}
 	if d.Ref == nil {
 		e.To = "uri:" + uri
 		if e.URI == "" {
