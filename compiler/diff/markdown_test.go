@@ -25,7 +25,7 @@ metadata:
   name: late
 spec:
   broker: audit
-  subscriber: {uri: "https://hooks.example.com/late?x=<y>"}
+  subscriber: {uri: "https://hooks.example.com/late/<y>"}
 `
 	return files
 }
