@@ -95,6 +95,10 @@ func (w *walker) rootFor(p string) string {
 }
 
 func (w *walker) path(p string) {
+	if _, err := os.Stat(p); err != nil {
+		w.errs = append(w.errs, err)
+		return
+	}
 	root := w.rootFor(p)
 	info, err := w.follow(p, root)
 	if err != nil {
