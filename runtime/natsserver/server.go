@@ -107,7 +107,8 @@ func splitHostPort(addr string) (string, int, error) {
 
 // Server is a running embedded NATS server.
 type Server struct {
-	ns *server.Server
+	ns   *server.Server
+	lock *os.File
 }
 
 // Start starts the server and waits until it accepts connections and
@@ -119,6 +120,16 @@ func Start(opts Options) (*Server, error) {
 	if err := os.MkdirAll(opts.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("starting NATS server: %w", err)
 	}
+	lock, err := lockStore(opts.StoreDir)
+	if err != nil {
+		return nil, fmt.Errorf("starting NATS server: %w", err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			lock.Close()
+		}
+	}()
 	sopts := &server.Options{
 		ServerName:         "knc",
 		JetStream:          true,
@@ -169,7 +180,8 @@ func Start(opts Options) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, errors.New("starting NATS server: JetStream did not start (is the store directory writable?)")
 	}
-	return &Server{ns: ns}, nil
+	started = true
+	return &Server{ns: ns, lock: lock}, nil
 }
 
 // Connect opens an in-process client connection. Reconnecting makes no sense
@@ -202,6 +214,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
+		// The lock goes only once the files are closed.
+		s.lock.Close()
 		close(done)
 	}()
 	select {

@@ -1,8 +1,12 @@
 package faults
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,4 +222,33 @@ func TestUnreachableSubscriber(t *testing.T) {
 			t.Errorf("%s: accounting %s, want every one of %d deliveries dead-lettered", target, a, f.Accepted)
 		}
 	}
+}
+
+// TestSecondRuntimeOnTheSameDataDir starts a second runtime on the data
+// directory of one serving a load: it must refuse to start, naming the
+// process that holds the directory, and the first must lose nothing.
+// Before the lock, both served, and one accepted event was lost and fifty
+// delivered twice.
+func TestSecondRuntimeOnTheSameDataDir(t *testing.T) {
+	sub := rig.NewSubscriber(t)
+	k := rig.StartKnc(t, kncBinary, rig.Table(rig.Broker("b",
+		rig.Trigger("t", sub.URL(), rig.Retrying(10, 50*time.Millisecond, time.Second, "")))))
+	l := rig.StartLoad(rig.LoadConfig{Targets: to(k.BrokerURL(rig.Namespace, "b")), Senders: 4, Rate: 400})
+	l.WaitAccepted(t, 300, 30*time.Second)
+
+	second := exec.Command(kncBinary, "run", "--table", k.Table, "--http-addr", "127.0.0.1:0", "--data-dir", k.DataDir)
+	out, err := second.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("a second runtime on %s did not fail: %v\n%s", k.DataDir, err, out)
+	}
+	want := fmt.Sprintf("store directory is in use: process %d holds %s", k.Pid(), filepath.Join(k.DataDir, "jetstream", "knc.lock"))
+	if !strings.Contains(string(out), want) {
+		t.Errorf("the second runtime said:\n%s\nwant it to say %q", out, want)
+	}
+
+	l.WaitAccepted(t, 600, 30*time.Second)
+	l.Stop()
+	f := rig.Settle(45*time.Second, func() rig.Figures { return rig.Reconcile(l, []*rig.Subscriber{sub}, nil) })
+	f.Report(t) // fails the test when an accepted event is lost
 }
