@@ -249,6 +249,14 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 	if ep == nil {
 		ep = s.runtime.Endpoint(strings.TrimSuffix(r.URL.Path, "/"))
 	}
+	if ep == nil && !s.runtime.Accepting() {
+		// Until the routes are set up no path is known: a 404 would tell
+		// a client that retries on 503 to give up on a Broker that is
+		// about to exist.
+		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
+		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
+		return
+	}
 	if ep == nil {
 		s.reject(w, http.StatusNotFound, "no broker or channel at "+r.URL.Path)
 		return
