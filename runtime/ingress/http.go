@@ -86,6 +86,8 @@ type Server struct {
 	// in flight bound the next ones.
 	mu       sync.Mutex
 	batchers map[string]*batcher
+
+	tlsMetrics *tlsMetrics // nil without TLS
 }
 
 // New returns a Server that stores events in store; Serve starts it.
@@ -104,6 +106,9 @@ func New(cfg Config, runtime Runtime, store Store) *Server {
 	if cfg.BearerTokens != nil {
 		s.SetBearerTokens(cfg.BearerTokens)
 	}
+	if cfg.TLS != nil {
+		s.tlsMetrics = newTLSMetrics(cfg.Registry)
+	}
 	return s
 }
 
@@ -118,7 +123,7 @@ func (s *Server) LoadTLS() (*tls.Config, error) {
 	if s.cfg.TLS == nil {
 		return nil, nil
 	}
-	return newTLSConfig(*s.cfg.TLS)
+	return newTLSConfig(*s.cfg.TLS, s.log, s.tlsMetrics)
 }
 
 // Serve serves ln, over TLS when tlsConfig is set, until Stop, and returns

@@ -5,11 +5,14 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TLSFiles serve the HTTP listener over TLS with a certificate and key in
@@ -27,16 +30,38 @@ const certReloadInterval = 10 * time.Second
 // certificate holds the certificate being served and reloads it from its
 // files when they change.
 type certificate struct {
-	files TLSFiles
+	files   TLSFiles
+	log     *slog.Logger
+	metrics *tlsMetrics
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
 	modTime time.Time
 	checked time.Time
+	lastErr string // of the last failed reload, logged once
 }
 
-func loadCertificate(files TLSFiles) (*certificate, error) {
-	c := &certificate{files: files}
+// tlsMetrics say whether a renewed certificate was taken, and until when
+// the one served is valid: a renewal that fails is otherwise unnoticed
+// until clients refuse the expired certificate.
+type tlsMetrics struct {
+	failures prometheus.Counter
+	expiry   prometheus.Gauge
+}
+
+func newTLSMetrics(reg prometheus.Registerer) *tlsMetrics {
+	m := &tlsMetrics{
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "knc_tls_reload_failures_total",
+			Help: "Failed reloads of the TLS certificate files; the previous certificate stays in service."}),
+		expiry: prometheus.NewGauge(prometheus.GaugeOpts{Name: "knc_tls_certificate_expiry_timestamp_seconds",
+			Help: "When the TLS certificate being served expires, in seconds since the Unix epoch."}),
+	}
+	reg.MustRegister(m.failures, m.expiry)
+	return m
+}
+
+func loadCertificate(files TLSFiles, log *slog.Logger, metrics *tlsMetrics) (*certificate, error) {
+	c := &certificate{files: files, log: log, metrics: metrics}
 	if err := c.reload(time.Now()); err != nil {
 		return nil, err
 	}
@@ -57,6 +82,9 @@ func (c *certificate) reload(now time.Time) error {
 		return fmt.Errorf("TLS certificate: %w", err)
 	}
 	c.cert, c.modTime = &cert, info.ModTime()
+	if c.metrics != nil && cert.Leaf != nil {
+		c.metrics.expiry.Set(float64(cert.Leaf.NotAfter.Unix()))
+	}
 	return nil
 }
 
@@ -66,13 +94,37 @@ func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now := time.Now(); now.Sub(c.checked) >= certReloadInterval {
-		_ = c.reload(now)
+		c.reloadOrReport(now)
 	}
 	return c.cert, nil
 }
 
-func newTLSConfig(files TLSFiles) (*tls.Config, error) {
-	c, err := loadCertificate(files)
+// reloadOrReport reloads the certificate; a failure is counted each time
+// and logged once for each different reason, with the expiry of the
+// certificate that stays in service.
+func (c *certificate) reloadOrReport(now time.Time) {
+	err := c.reload(now)
+	if err == nil {
+		c.lastErr = ""
+		return
+	}
+	c.checked = now
+	if c.metrics != nil {
+		c.metrics.failures.Inc()
+	}
+	if err.Error() == c.lastErr || c.log == nil {
+		return
+	}
+	c.lastErr = err.Error()
+	attrs := []any{"cert_file", c.files.CertFile, "key_file", c.files.KeyFile, "error", err}
+	if c.cert != nil && c.cert.Leaf != nil {
+		attrs = append(attrs, "serving_until", c.cert.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	c.log.Error("could not reload the TLS certificate; the previous one stays in service", attrs...)
+}
+
+func newTLSConfig(files TLSFiles, log *slog.Logger, metrics *tlsMetrics) (*tls.Config, error) {
+	c, err := loadCertificate(files, log, metrics)
 	if err != nil {
 		return nil, err
 	}

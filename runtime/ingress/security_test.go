@@ -8,14 +8,18 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
@@ -204,4 +208,88 @@ func TestBearerTokens(t *testing.T) {
 		t.Errorf("new token after rotation = %d, want 202", code)
 	}
 	eventually(t, 10*time.Second, "4 deliveries", func() bool { return sub.count() == 4 })
+}
+
+// syncBuffer is a log destination tests read while the runtime writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTLSReloadFailureIsReported breaks the certificate files, as a failed
+// renewal does: the previous certificate stays in service, and the failure
+// is logged with its reason and counted, next to the expiry of the
+// certificate served. It was silently ignored before.
+func TestTLSReloadFailureIsReported(t *testing.T) {
+	dir := t.TempDir()
+	files, pool := selfSigned(t, dir, "first")
+	var logs syncBuffer
+	reg := prometheus.NewRegistry()
+	e := startEngine(t, engine.Options{Table: brokerTable(), TLS: &files, Registry: reg,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	get := func() error {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+		resp, err := c.Get(e.URL() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gauge(t, reg, "knc_tls_certificate_expiry_timestamp_seconds"), float64(cert.Leaf.NotAfter.Unix()); got != want {
+		t.Errorf("knc_tls_certificate_expiry_timestamp_seconds = %v, want %v", got, want)
+	}
+
+	if err := os.WriteFile(files.CertFile, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(files.CertFile, later, later); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*ingress.CertReloadInterval+5*time.Second, "the failed reload to be counted", func() bool {
+		if err := get(); err != nil {
+			t.Fatalf("the previous certificate is no longer served: %v", err)
+		}
+		return counter(t, reg, "knc_tls_reload_failures_total") > 0
+	})
+	log := logs.String()
+	for _, want := range []string{"could not reload the TLS certificate; the previous one stays in service", "cert_file=" + files.CertFile, "failed to find any PEM data", "serving_until="} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
 }
