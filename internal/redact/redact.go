@@ -47,3 +47,25 @@ func URI(u string) string {
 	}
 	return p.String()
 }
+
+// Text masks the URIs among the space-separated words of a message, such
+// as an error of net/http (`Post "http://...": EOF`), where quotes and
+// punctuation around a URI stay as they are.
+func Text(msg string) string {
+	if !strings.Contains(msg, "://") {
+		return msg
+	}
+	words := strings.Split(msg, " ")
+	for i, w := range words {
+		if !strings.Contains(w, "://") {
+			continue
+		}
+		start := strings.IndexFunc(w, func(r rune) bool { return !strings.ContainsRune(`"'(<[`, r) })
+		end := strings.LastIndexFunc(w, func(r rune) bool { return !strings.ContainsRune(`"'):,.>]`, r) }) + 1
+		if start < 0 || end <= start {
+			continue
+		}
+		words[i] = w[:start] + URI(w[start:end]) + w[end:]
+	}
+	return strings.Join(words, " ")
+}

@@ -19,3 +19,16 @@ func TestURI(t *testing.T) {
 		}
 	}
 }
+
+func TestText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"no uri here", "no uri here"},
+		{`Post "http://u:pw@example.com/x?token=abc": dial tcp: refused`, `Post "http://u:xxxxx@example.com/x?token=xxxxx": dial tcp: refused`},
+		{"resolved to https://example.com/hook?sig=1.", "resolved to https://example.com/hook?sig=xxxxx."},
+	}
+	for _, tt := range tests {
+		if got := Text(tt.in); got != tt.want {
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 
+	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
@@ -298,13 +299,16 @@ func (a *attempt) retry(r delivery.Result) (verdict, bool) {
 	return retryAfter(delay), true
 }
 
+// resultAttrs are the log attributes of a delivery's result. Logs are
+// read by more people than the manifests: the password and query
+// values of the URL are masked, in the URL and in the error.
 func resultAttrs(url string, r delivery.Result) []any {
 	attrs := []any{"status", r.StatusCode}
 	if url != "" {
-		attrs = append(attrs, "url", url)
+		attrs = append(attrs, "url", redact.URI(url))
 	}
 	if r.Err != nil {
-		attrs = append(attrs, "error", r.Err)
+		attrs = append(attrs, "error", redact.Text(r.Err.Error()))
 	}
 	return attrs
 }

@@ -238,7 +238,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := json.MarshalIndent(struct {
 		Items []status.Object `json:"items"`
-	}{Items: s.runtime.Statuses()}, "", "  ")
+	}{Items: status.Redacted(s.runtime.Statuses())}, "", "  ")
 	if err != nil {
 		writeText(w, http.StatusInternalServerError, err.Error())
 		return

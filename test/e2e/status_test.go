@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,4 +208,54 @@ func TestStatusAndHeldEvents(t *testing.T) {
 	if got := metric(t, k.URL(), "knc_events_dropped_total", nil); got != 0 {
 		t.Errorf("knc_events_dropped_total = %v, want 0: held events must not be dropped", got)
 	}
+}
+
+// TestStatusAndLogsMaskSecrets serves Triggers whose subscriber URIs carry
+// a password and a token in the query: /status, which anyone who reaches
+// the listener reads, and the log of a failed delivery show them masked.
+// Both showed them whole before.
+func TestStatusAndLogsMaskSecrets(t *testing.T) {
+	sub := newSubscriber(t)
+	withSecrets := strings.Replace(sub.url("/hook?token=s3cr3t-token"), "http://", "http://ops:hunter2-pw@", 1)
+	down := strings.Replace(closedPort(t), "http://", "http://ops:hunter2-pw@", 1) + "down?token=s3cr3t-token"
+	k := startKnc(t, table([]routing.Broker{broker("b",
+		trig("ok", withSecrets, nil),
+		trig("down", down, &routing.Delivery{}))}))
+
+	st := getStatus(t, k)
+	got := st["Trigger/ok"].Status.SubscriberURI
+	if want := strings.Replace(sub.url("/hook?token=xxxxx"), "http://", "http://ops:xxxxx@", 1); got != want {
+		t.Errorf("subscriberUri = %q, want %q", got, want)
+	}
+	body := rawStatus(t, k)
+	for _, secret := range []string{"hunter2-pw", "s3cr3t-token"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("/status shows %q:\n%s", secret, body)
+		}
+	}
+
+	mustSend(t, k.brokerURL("b"), event{id: "1", typ: "t", source: "/s", contentType: "application/json", body: []byte("{}")})
+	sub.waitFor(t, "/hook", 1)
+	rig.Eventually(t, 30*time.Second, "the failed delivery to be logged", func() bool {
+		return strings.Contains(k.Log(), "dropping an event that could not be delivered")
+	})
+	for _, secret := range []string{"hunter2-pw", "s3cr3t-token"} {
+		if strings.Contains(k.Log(), secret) {
+			t.Errorf("the log shows %q:\n%s", secret, k.Log())
+		}
+	}
+}
+
+func rawStatus(t *testing.T, k *knc) string {
+	t.Helper()
+	resp, err := http.Get(k.URL() + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
