@@ -5,16 +5,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
@@ -91,7 +94,8 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 		o.TLS = &ingress.TLSFiles{CertFile: f.tlsCert, KeyFile: f.tlsKey}
 	}
 	if f.bearerTokens != "" {
-		tokens, err := readBearerTokens(f.bearerTokens)
+		// Problems with single files are logged once the runtime serves.
+		tokens, _, err := readBearerTokens(f.bearerTokens)
 		if err != nil {
 			return &exitError{code: exitTrouble, err: err}
 		}
@@ -166,19 +170,23 @@ func configDurability(cfg *project.Config) engine.Durability {
 
 // readBearerTokens reads a directory of token files, as a Secret mounted
 // as a volume presents its keys: broker.NAMESPACE.NAME or
-// channel.NAMESPACE.NAME, each holding one token a line.
-func readBearerTokens(dir string) (ingress.BearerTokens, error) {
+// channel.NAMESPACE.NAME, each holding one token a line. A file that is
+// misnamed, empty or unreadable is skipped and described in problems, so
+// that one stray file never stops the others, revocations included, from
+// applying; err is for a directory that cannot be read.
+func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("bearer tokens: %w", err)
+		return nil, nil, fmt.Errorf("bearer tokens: %w", err)
 	}
-	tokens := ingress.BearerTokens{}
+	tokens = ingress.BearerTokens{}
 	for _, ent := range entries {
 		name := ent.Name()
 		// A mounted Secret also holds ..data and timestamped directories.
 		if strings.HasPrefix(name, ".") || ent.IsDir() {
 			continue
 		}
+		file := filepath.Join(dir, name)
 		kind, rest, ok := strings.Cut(name, ".")
 		ns, obj, ok2 := strings.Cut(rest, ".")
 		var path string
@@ -190,11 +198,13 @@ func readBearerTokens(dir string) (ingress.BearerTokens, error) {
 			path = routing.ChannelPath(ns, obj)
 		}
 		if path == "" {
-			return nil, fmt.Errorf("bearer tokens: %s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", filepath.Join(dir, name))
+			problems = append(problems, fmt.Sprintf("%s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", file))
+			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := safeio.ReadFile(file, maxTokenFileBytes)
 		if err != nil {
-			return nil, fmt.Errorf("bearer tokens: %w", err)
+			problems = append(problems, err.Error())
+			continue
 		}
 		var list []string
 		for line := range strings.SplitSeq(string(bytes.TrimSpace(b)), "\n") {
@@ -203,24 +213,31 @@ func readBearerTokens(dir string) (ingress.BearerTokens, error) {
 			}
 		}
 		if len(list) == 0 {
-			return nil, fmt.Errorf("bearer tokens: %s holds no token", filepath.Join(dir, name))
+			problems = append(problems, fmt.Sprintf("%s holds no token", file))
+			continue
 		}
 		tokens[path] = list
 	}
-	return tokens, nil
+	return tokens, problems, nil
 }
+
+// maxTokenFileBytes bounds a token file: a few tokens, one a line.
+const maxTokenFileBytes = 1 << 20
 
 // tokenReloadInterval is how often the bearer token directory is read
 // again; the kubelet updates a mounted Secret within about a minute.
 const tokenReloadInterval = 10 * time.Second
 
 // watchTokens gives eng the tokens of the --bearer-tokens directory each
-// time they change, until ctx ends.
+// time they change, until ctx ends, and says what is wrong with the
+// directory at start and each time that changes: files skipped, tokens
+// for an ingress the runtime does not serve, no tokens at all.
 func (f *serveFlags) watchTokens(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
 	if f.bearerTokens == "" || eng == nil {
 		return
 	}
-	last, _ := readBearerTokens(f.bearerTokens)
+	last, lastProblems, _ := readBearerTokens(f.bearerTokens)
+	f.reportTokens(eng, log, last, lastProblems)
 	tick := time.NewTicker(tokenReloadInterval)
 	defer tick.Stop()
 	for {
@@ -229,15 +246,43 @@ func (f *serveFlags) watchTokens(ctx context.Context, eng *engine.Engine, log *s
 			return
 		case <-tick.C:
 		}
-		tokens, err := readBearerTokens(f.bearerTokens)
+		tokens, problems, err := readBearerTokens(f.bearerTokens)
 		if err != nil {
 			log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
 			continue
 		}
-		if !reflect.DeepEqual(tokens, last) {
+		changed := !reflect.DeepEqual(tokens, last)
+		if changed {
 			eng.SetBearerTokens(tokens)
-			last = tokens
 			log.Info("bearer tokens reloaded", "ingresses", len(tokens))
+		}
+		if changed || !slices.Equal(problems, lastProblems) {
+			f.reportTokens(eng, log, tokens, problems)
+		}
+		last, lastProblems = tokens, problems
+	}
+}
+
+func (f *serveFlags) reportTokens(eng *engine.Engine, log *slog.Logger, tokens ingress.BearerTokens, problems []string) {
+	for _, p := range problems {
+		log.Warn("bearer token file skipped; the other files apply", "problem", p)
+	}
+	if len(tokens) == 0 {
+		log.Warn("the bearer token directory holds no tokens: every ingress accepts requests without one", "dir", f.bearerTokens)
+		return
+	}
+	served := map[string]bool{}
+	for _, o := range eng.Statuses() {
+		switch {
+		case o.Kind == "Broker":
+			served[routing.BrokerPath(o.Metadata.Namespace, o.Metadata.Name)] = true
+		case strings.HasSuffix(o.Kind, "Channel"):
+			served[routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)] = true
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(tokens)) {
+		if !served[path] {
+			log.Warn("bearer tokens for an ingress this runtime does not serve; check the file's name", "path", path)
 		}
 	}
 }

@@ -203,9 +203,9 @@ func TestReadBearerTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := readBearerTokens(dir)
-	if err != nil {
-		t.Fatal(err)
+	got, problems, err := readBearerTokens(dir)
+	if err != nil || len(problems) > 0 {
+		t.Fatal(err, problems)
 	}
 	want := ingress.BearerTokens{
 		"/brokers/shop/orders":    {"a", "b"},
