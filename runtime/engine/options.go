@@ -17,8 +17,11 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultHTTPAddr            = "127.0.0.1:8080"
-	DefaultMaxBodyBytes        = 4 << 20
+	DefaultHTTPAddr     = "127.0.0.1:8080"
+	DefaultMaxBodyBytes = 4 << 20
+	// MaxBodyBytesLimit is the largest MaxBodyBytes: NATS takes messages
+	// of at most 64 MiB, and an event's headers need room beside its body.
+	MaxBodyBytesLimit          = 64<<20 - 256<<10
 	DefaultTTL                 = 255
 	DefaultAckWait             = 15 * time.Second
 	DefaultAttemptTimeout      = 30 * time.Second
@@ -181,6 +184,11 @@ func (o *Options) setDefaults() error {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxBodyBytes > MaxBodyBytesLimit {
+		// Larger bodies would be read, then refused by the store: 503
+		// for ever instead of 413.
+		return fmt.Errorf("engine: a body limit of %d bytes is above the largest event the store takes, %d bytes (64 MiB less room for headers)", o.MaxBodyBytes, MaxBodyBytesLimit)
 	}
 	if o.DefaultTTL <= 0 {
 		o.DefaultTTL = DefaultTTL
