@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build test test-short bench bench-runtime run fuzz reliability soak golden vet lint fmt-check clean
+.PHONY: all build test test-short bench bench-runtime run fuzz reliability soak golden golden-check vet lint fmt-check tidy-check clean
 
 all: build
 
@@ -26,18 +26,35 @@ lint:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# tidy-check fails when go.mod or go.sum is not what go mod tidy makes it.
+tidy-check:
+	$(GO) mod tidy -diff
+
 # test runs every test, the ones against a real kube-apiserver included; it
 # builds that API server from source first when the pinned build is missing.
-test: fmt-check vet lint testbin
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 30m ./...
+# The packages whose code runs on many goroutines (RACE_PKGS) run under the
+# race detector; the others run without it, which keeps the whole under CI's
+# time.
+RACE_PKGS := ./runtime/... ./test/e2e/...
+test: fmt-check tidy-check vet lint testbin
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e '/runtime/' -e '/runtime$$' -e '/test/e2e')
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 # test-short skips the tests that need the API server or long-running load.
 test-short:
 	$(GO) test -short ./...
 
-# golden rewrites the golden files and the testscript expectations.
+# golden rewrites the golden files and the testscript expectations: every
+# test that reads KNC_UPDATE.
+GOLDEN_PKGS := ./golden/... ./internal/cli/... ./compiler/graph/... ./compiler/diff/...
 golden:
-	KNC_UPDATE=1 $(GO) test ./golden/... ./internal/cli/...
+	KNC_UPDATE=1 $(GO) test -count=1 $(GOLDEN_PKGS)
+
+# golden-check regenerates the golden files and fails when that changes or
+# adds a file: a golden file out of date with the code, or edited by hand.
+golden-check: golden
+	@out=$$(git status --porcelain --untracked-files=all -- golden internal/cli compiler); \
+		if [ -n "$$out" ]; then echo "make golden changed these files; review and commit them:"; echo "$$out"; git --no-pager diff --stat; exit 1; fi
 
 # bench runs the Go benchmarks, the runtime benchmarks (bench-runtime),
 # then the command-level comparisons that need whole processes (knc
@@ -68,7 +85,9 @@ run: build
 # run as plain tests in `make test`; a failing input found here is written
 # to the package's testdata/fuzz and becomes a seed.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./compiler:FuzzLoad ./compiler/render:FuzzBuild ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
+# Every func Fuzz of the tree is listed; `grep -rn '^func Fuzz' --include=*_test.go .`
+# finds them.
+FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./runtime/cehttp:FuzzNATSRoundTrip ./runtime/cesql:FuzzParse ./compiler:FuzzLoad ./compiler/render:FuzzEncodeYAMLString ./compiler/render:FuzzBuild ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

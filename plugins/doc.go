@@ -12,6 +12,14 @@
 //     is passed through: emitted unchanged, with no backing resources, for
 //     the implementation installed in the cluster.
 //
+// It is a back end of the compiler: compiler/render calls it for the Broker
+// classes and Channel kinds it claims, and nothing in the runtime imports
+// it. It stays a top-level directory rather than compiler/plugins, to keep
+// the project's layout, in which plugins (docs/plugins.md) sit beside
+// compiler, runtime and schema. Being outside compiler/, it can use the
+// module's top-level internal packages (internal/parallel,
+// internal/knative) but not those under compiler/internal.
+//
 // This package must not import the runtime's engine or client-go; the
 // routing table (runtime/routing) is the only runtime package it uses.
 package plugins

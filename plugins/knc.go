@@ -21,6 +21,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -93,7 +94,7 @@ func (p *kncPlugin) Claims() Claims {
 		BrokerClasses: []string{model.BrokerClassKnc},
 		ChannelKinds: []ChannelKind{
 			{APIVersion: model.ChannelAPIVersionKnc, Kind: model.ChannelKindKnc},
-			{APIVersion: "messaging.knative.dev/v1", Kind: "InMemoryChannel"},
+			{APIVersion: knative.MessagingV1, Kind: knative.KindInMemoryChannel},
 		},
 	}
 }
@@ -338,8 +339,8 @@ func rbac(ns string, t *routing.Table) []any {
 				"duck.knative.dev/addressable": "true",
 			})},
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers", "brokers/status"}, Verbs: read},
-				{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels", "channels/status"}, Verbs: read},
+				{APIGroups: []string{knative.GroupEventing}, Resources: []string{"brokers", "brokers/status"}, Verbs: read},
+				{APIGroups: []string{knative.GroupMessaging}, Resources: []string{"channels", "channels/status"}, Verbs: read},
 				// A v1 Service is Addressable by the contract's special
 				// case.
 				{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: read},
@@ -362,10 +363,10 @@ func rbac(ns string, t *routing.Table) []any {
 				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 				ObjectMeta: metav1.ObjectMeta{Name: RuntimeRole, Namespace: target, Labels: managedLabels()},
 				Rules: []rbacv1.PolicyRule{
-					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers", "triggers"}, Verbs: read},
-					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels", "subscriptions"}, Verbs: read},
-					{APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"patch"}},
-					{APIGroups: []string{"messaging.knative.dev"}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"patch"}},
+					{APIGroups: []string{knative.GroupEventing}, Resources: []string{"brokers", "triggers"}, Verbs: read},
+					{APIGroups: []string{knative.GroupMessaging}, Resources: []string{"channels", "subscriptions"}, Verbs: read},
+					{APIGroups: []string{knative.GroupEventing}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"patch"}},
+					{APIGroups: []string{knative.GroupMessaging}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"patch"}},
 				},
 			},
 			&rbacv1.RoleBinding{

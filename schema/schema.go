@@ -23,14 +23,6 @@ var Kinds = map[string]string{
 	"Subscription": "#Subscription",
 }
 
-// APIVersions maps a kind to the one apiVersion knc supports for it.
-var APIVersions = map[string]string{
-	"Broker":       "eventing.knative.dev/v1",
-	"Trigger":      "eventing.knative.dev/v1",
-	"Channel":      "messaging.knative.dev/v1",
-	"Subscription": "messaging.knative.dev/v1",
-}
-
 // Files returns the embedded CUE files, sorted by name.
 func Files() ([]string, map[string][]byte, error) {
 	entries, err := fs.ReadDir(files, ".")

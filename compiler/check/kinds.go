@@ -8,6 +8,7 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 // knativeAPI lists, per API group of Knative Eventing, the kinds its CRDs
@@ -17,15 +18,15 @@ import (
 // one of these groups with a kind or version not listed here would be
 // refused by the API server.
 var knativeAPI = map[string]map[string][]string{
-	"eventing.knative.dev": {
-		"Broker": {"v1"}, "Trigger": {"v1"},
+	knative.GroupEventing: {
+		knative.KindBroker: {knative.Version}, knative.KindTrigger: {knative.Version},
 		"EventType":      {"v1beta1", "v1beta2", "v1beta3"},
 		"EventPolicy":    {"v1alpha1"},
 		"EventTransform": {"v1alpha1"},
 		"RequestReply":   {"v1alpha1"},
 	},
-	"messaging.knative.dev": {
-		"Channel": {"v1"}, "Subscription": {"v1"}, "InMemoryChannel": {"v1"},
+	knative.GroupMessaging: {
+		knative.KindChannel: {knative.Version}, knative.KindSubscription: {knative.Version}, knative.KindInMemoryChannel: {"v1"},
 	},
 	"flows.knative.dev": {
 		"Sequence": {"v1"}, "Parallel": {"v1"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 // edge is a Trigger or Subscription that forwards every event of one
@@ -43,7 +44,7 @@ func loops(set *model.Set) diag.List {
 				continue
 			}
 			if to, ok := addressable(o.Spec.Subscriber.Ref); ok {
-				from := model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: o.Metadata.Namespace, Name: o.Spec.Broker}
+				from := model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: o.Metadata.Namespace, Name: o.Spec.Broker}
 				edges = append(edges, edge{from: from, to: to, via: entry, path: "spec.subscriber.ref"})
 			}
 		case *model.Subscription:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 // references checks that every reference resolves to an object in the set
@@ -52,7 +53,7 @@ func (c *checker) references(set *model.Set) diag.List {
 			delivery(entry, "spec.delivery", o.Spec.Delivery)
 		case *model.Trigger:
 			if o.Spec.Broker != "" {
-				resolve(entry, "spec.broker", model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: o.Metadata.Namespace, Name: o.Spec.Broker})
+				resolve(entry, "spec.broker", model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: o.Metadata.Namespace, Name: o.Spec.Broker})
 			}
 			dest(entry, "spec.subscriber", &o.Spec.Subscriber)
 			delivery(entry, "spec.delivery", o.Spec.Delivery)
@@ -69,8 +70,5 @@ func (c *checker) references(set *model.Set) diag.List {
 }
 
 func kindName(k model.Key) string {
-	if k.Group == "" || k.Group == "eventing.knative.dev" || k.Group == "messaging.knative.dev" {
-		return k.Kind
-	}
-	return fmt.Sprintf("%s.%s", k.Kind, k.Group)
+	return knative.KindLabel(k.Group, k.Kind)
 }

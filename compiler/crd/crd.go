@@ -8,30 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/knative"
 )
-
-// names are the API names of each kind, as Knative Eventing serves them.
-type names struct {
-	group, plural, singular string
-	shortNames, categories  []string
-	addressable             bool
-}
-
-var kindNames = map[string]names{
-	"Broker":       {group: "eventing.knative.dev", plural: "brokers", singular: "broker", categories: []string{"all", "knative", "eventing"}, addressable: true},
-	"Trigger":      {group: "eventing.knative.dev", plural: "triggers", singular: "trigger", categories: []string{"all", "knative", "eventing"}},
-	"Channel":      {group: "messaging.knative.dev", plural: "channels", singular: "channel", shortNames: []string{"ch"}, categories: []string{"all", "knative", "messaging"}, addressable: true},
-	"Subscription": {group: "messaging.knative.dev", plural: "subscriptions", singular: "subscription", shortNames: []string{"sub"}, categories: []string{"all", "knative", "messaging"}},
-}
-
-// Version is the one API version of the four kinds.
-const Version = "v1"
-
-// Resource returns the plural resource name of a kind, such as "brokers".
-func Resource(kind string) string { return kindNames[kind].plural }
-
-// Group returns the API group of a kind.
-func Group(kind string) string { return kindNames[kind].group }
 
 // Schemas returns the structural OpenAPI v3 schema of each kind, keyed by
 // kind, as the CRDs carry it: generated from the CUE schema, with the
@@ -42,7 +20,8 @@ func Schemas() (map[string]*apiextensionsv1.JSONSchemaProps, error) {
 		return nil, err
 	}
 	out := map[string]*apiextensionsv1.JSONSchemaProps{}
-	for _, kind := range Kinds {
+	for _, k := range knative.Kinds {
+		kind := k.Name
 		s := raw[kind]
 		if err := addImmutability(kind, s); err != nil {
 			return nil, err
@@ -139,7 +118,7 @@ func OpenAPI() ([]byte, error) {
 	}
 	doc := map[string]any{
 		"openapi":    "3.0.0",
-		"info":       map[string]any{"title": "knc: Knative Eventing kinds", "version": Version},
+		"info":       map[string]any{"title": "knc: Knative Eventing kinds", "version": knative.Version},
 		"paths":      map[string]any{},
 		"components": map[string]any{"schemas": all},
 	}
@@ -157,39 +136,39 @@ const (
 	LabelAddressable = "duck.knative.dev/addressable"
 )
 
-// CRDs returns the CustomResourceDefinitions of the four kinds, in Kinds
-// order.
+// CRDs returns the CustomResourceDefinitions of the four kinds, in
+// knative.Kinds order.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	all, err := Schemas()
 	if err != nil {
 		return nil, err
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, kind := range Kinds {
-		n := kindNames[kind]
+	for _, n := range knative.Kinds {
+		kind := n.Name
 		labels := map[string]string{LabelManagedBy: "knc"}
-		if n.addressable {
+		if n.Addressable {
 			labels[LabelAddressable] = "true"
 		}
 		out = append(out, &apiextensionsv1.CustomResourceDefinition{
 			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 			ObjectMeta: metav1.ObjectMeta{
-				Name:   n.plural + "." + n.group,
+				Name:   n.Plural + "." + n.Group,
 				Labels: labels,
 			},
 			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: n.group,
+				Group: n.Group,
 				Names: apiextensionsv1.CustomResourceDefinitionNames{
 					Kind:       kind,
 					ListKind:   kind + "List",
-					Plural:     n.plural,
-					Singular:   n.singular,
-					ShortNames: n.shortNames,
-					Categories: n.categories,
+					Plural:     n.Plural,
+					Singular:   n.Singular,
+					ShortNames: n.ShortNames,
+					Categories: n.Categories,
 				},
 				Scope: apiextensionsv1.NamespaceScoped,
 				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-					Name:                     Version,
+					Name:                     knative.Version,
 					Served:                   true,
 					Storage:                  true,
 					Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: all[kind]},
@@ -207,9 +186,9 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 func printerColumns(kind string) []apiextensionsv1.CustomResourceColumnDefinition {
 	var cols []apiextensionsv1.CustomResourceColumnDefinition
 	switch kind {
-	case "Broker", "Channel":
+	case knative.KindBroker, knative.KindChannel:
 		cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "URL", Type: "string", JSONPath: ".status.address.url"})
-	case "Trigger":
+	case knative.KindTrigger:
 		cols = append(cols,
 			apiextensionsv1.CustomResourceColumnDefinition{Name: "Broker", Type: "string", JSONPath: ".spec.broker"},
 			apiextensionsv1.CustomResourceColumnDefinition{Name: "Subscriber_URI", Type: "string", JSONPath: ".status.subscriberUri"},
@@ -245,7 +224,7 @@ func BrokerClassPolicy() []map[string]any {
 			"failurePolicy": "Fail",
 			"matchConstraints": map[string]any{
 				"resourceRules": []any{map[string]any{
-					"apiGroups":   []any{"eventing.knative.dev"},
+					"apiGroups":   []any{knative.GroupEventing},
 					"apiVersions": []any{"*"},
 					"operations":  []any{"UPDATE"},
 					"resources":   []any{"brokers"},

@@ -22,12 +22,13 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 func internalCRD(t *testing.T, c *apiextensionsv1.CustomResourceDefinition) *apiextensions.CustomResourceDefinition {
 	t.Helper()
 	c = c.DeepCopy()
-	c.Status.StoredVersions = []string{Version}
+	c.Status.StoredVersions = []string{knative.Version}
 	var out apiextensions.CustomResourceDefinition
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(c, &out, nil); err != nil {
 		t.Fatal(err)

@@ -16,11 +16,9 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/encoding/openapi"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/schema"
 )
-
-// Kinds are the four kinds, in the order their CRDs are written.
-var Kinds = []string{"Broker", "Trigger", "Channel", "Subscription"}
 
 // recursionDepth bounds how often a recursive definition is expanded inside
 // itself: a structural schema cannot refer to itself. Trigger filters nest
@@ -123,7 +121,8 @@ func generate() (map[string]schemaNode, error) {
 		}
 	}
 	out := map[string]schemaNode{}
-	for _, kind := range Kinds {
+	for _, k := range knative.Kinds {
+		kind := k.Name
 		if _, ok := g.components[kind]; !ok {
 			return nil, fmt.Errorf("the schema defines no #%s", kind)
 		}

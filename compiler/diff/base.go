@@ -12,8 +12,8 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/internal/gitrev"
 	"github.com/knc-dev/knc/compiler/project"
-	"github.com/knc-dev/knc/internal/gitrev"
 )
 
 // Revision is a project loaded from a git revision.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 )
 
@@ -97,7 +98,7 @@ func deliverers(set *model.Set) map[model.Key]*deliverer {
 		}
 	}
 	for _, t := range set.Triggers {
-		child(model.KeyOf(t), model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: t.Metadata.Namespace, Name: t.Spec.Broker}, t.Spec.Delivery)
+		child(model.KeyOf(t), model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: t.Metadata.Namespace, Name: t.Spec.Broker}, t.Spec.Delivery)
 	}
 	for _, s := range set.Subscriptions {
 		ch := s.Spec.Channel

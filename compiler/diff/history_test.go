@@ -16,8 +16,8 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/diff"
-	"github.com/knc-dev/knc/internal/gitrev"
-	"github.com/knc-dev/knc/internal/gitrev/gittest"
+	"github.com/knc-dev/knc/compiler/internal/gitrev"
+	"github.com/knc-dev/knc/internal/gittest"
 )
 
 var update = os.Getenv("KNC_UPDATE") != ""

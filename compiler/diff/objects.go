@@ -14,6 +14,7 @@ import (
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 )
 
@@ -146,10 +147,7 @@ func objectPos(e *model.Entry) diag.Pos {
 // kindLabel names a kind as knc's messages do: with its group unless the
 // group is Knative's or the core one.
 func kindLabel(k model.Key) string {
-	if k.Group == "" || k.Group == "eventing.knative.dev" || k.Group == "messaging.knative.dev" {
-		return k.Kind
-	}
-	return k.Kind + "." + k.Group
+	return knative.KindLabel(k.Group, k.Kind)
 }
 
 // value returns an object as plain JSON data: a Knative object after

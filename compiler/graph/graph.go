@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -149,7 +150,7 @@ func Build(set *model.Set, table *routing.Table) *Graph {
 		resolved:   resolvedAddresses(table),
 	}
 	for _, br := range set.Brokers {
-		s := b.source(KindBroker, "eventing.knative.dev", br.Metadata.Namespace, br.Metadata.Name)
+		s := b.source(KindBroker, knative.GroupEventing, br.Metadata.Namespace, br.Metadata.Name)
 		s.Class, s.External = br.Class(), false
 		s.Served = s.Class == model.BrokerClassKnc
 		if br.Spec.Delivery != nil && br.Spec.Delivery.DeadLetterSink != nil {
@@ -158,7 +159,7 @@ func Build(set *model.Set, table *routing.Table) *Graph {
 		s.Address = b.resolved[s.ID]
 	}
 	for _, ch := range set.Channels {
-		s := b.source(KindChannel, "messaging.knative.dev", ch.Metadata.Namespace, ch.Metadata.Name)
+		s := b.source(KindChannel, knative.GroupMessaging, ch.Metadata.Namespace, ch.Metadata.Name)
 		s.External = false
 		if t := ch.Spec.ChannelTemplate; t != nil {
 			s.Class = t.Kind
@@ -170,8 +171,8 @@ func Build(set *model.Set, table *routing.Table) *Graph {
 		}
 	}
 	for _, tr := range set.Triggers {
-		src := b.source(KindBroker, "eventing.knative.dev", tr.Metadata.Namespace, tr.Spec.Broker)
-		r := &Route{ID: nodeID(KindTrigger, "eventing.knative.dev", tr.Metadata.Namespace, tr.Metadata.Name), Kind: KindTrigger, Namespace: tr.Metadata.Namespace, Name: tr.Metadata.Name}
+		src := b.source(KindBroker, knative.GroupEventing, tr.Metadata.Namespace, tr.Spec.Broker)
+		r := &Route{ID: nodeID(KindTrigger, knative.GroupEventing, tr.Metadata.Namespace, tr.Metadata.Name), Kind: KindTrigger, Namespace: tr.Metadata.Namespace, Name: tr.Metadata.Name}
 		r.Filter = TriggerFilter(tr)
 		r.Edges = append(r.Edges, b.edge(Subscriber, &tr.Spec.Subscriber, b.resolved[r.ID+"#subscriber"]))
 		if tr.Spec.Delivery != nil && tr.Spec.Delivery.DeadLetterSink != nil {
@@ -182,7 +183,7 @@ func Build(set *model.Set, table *routing.Table) *Graph {
 	for _, sub := range set.Subscriptions {
 		ref := sub.Spec.Channel
 		src := b.source(ref.Kind, model.Group(ref.APIVersion), ref.Namespace, ref.Name)
-		r := &Route{ID: nodeID(KindSubscription, "messaging.knative.dev", sub.Metadata.Namespace, sub.Metadata.Name), Kind: KindSubscription, Namespace: sub.Metadata.Namespace, Name: sub.Metadata.Name}
+		r := &Route{ID: nodeID(KindSubscription, knative.GroupMessaging, sub.Metadata.Namespace, sub.Metadata.Name), Kind: KindSubscription, Namespace: sub.Metadata.Namespace, Name: sub.Metadata.Name}
 		if sub.Spec.Subscriber != nil {
 			r.Edges = append(r.Edges, b.edge(Subscriber, sub.Spec.Subscriber, b.resolved[r.ID+"#subscriber"]))
 		}
@@ -209,10 +210,7 @@ type builder struct {
 // nodeID names a node by its object. Brokers and Channels of Knative's own
 // groups are named by kind alone, which keeps IDs short in the output.
 func nodeID(kind, group, namespace, name string) string {
-	if group != "" && group != "eventing.knative.dev" && group != "messaging.knative.dev" {
-		kind += "." + group
-	}
-	return kind + "/" + namespace + "/" + name
+	return knative.KindLabel(group, kind) + "/" + namespace + "/" + name
 }
 
 func (b *builder) namespace(name string) *Namespace {

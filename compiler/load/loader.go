@@ -268,17 +268,6 @@ func absPath(file string) string {
 	return abs
 }
 
-// Load reads every manifest under opts.Paths. I/O errors (a missing path, an
-// unreadable file) are returned as err; problems with the content are
-// diagnostics. Documents come in file order, then document order.
-func Load(opts Options) ([]*Document, diag.List, error) {
-	files, err := Files(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return LoadFiles(files)
-}
-
 // chunk is one YAML document of a stream, parsed on its own so that large
 // streams parse in parallel.
 type chunk struct {

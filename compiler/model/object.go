@@ -1,6 +1,9 @@
 package model
 
-import "github.com/knc-dev/knc/compiler/load"
+import (
+	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/knative"
+)
 
 // Object is any of the four Knative kinds.
 type Object interface {
@@ -21,13 +24,13 @@ func (s *Subscription) GetMetadata() *ObjectMeta { return &s.Metadata }
 // New returns an empty object of a Knative kind, or nil for other kinds.
 func New(apiVersion, kind string) Object {
 	switch {
-	case apiVersion == "eventing.knative.dev/v1" && kind == "Broker":
+	case apiVersion == knative.EventingV1 && kind == knative.KindBroker:
 		return &Broker{}
-	case apiVersion == "eventing.knative.dev/v1" && kind == "Trigger":
+	case apiVersion == knative.EventingV1 && kind == knative.KindTrigger:
 		return &Trigger{}
-	case apiVersion == "messaging.knative.dev/v1" && kind == "Channel":
+	case apiVersion == knative.MessagingV1 && kind == knative.KindChannel:
 		return &Channel{}
-	case apiVersion == "messaging.knative.dev/v1" && kind == "Subscription":
+	case apiVersion == knative.MessagingV1 && kind == knative.KindSubscription:
 		return &Subscription{}
 	}
 	return nil
@@ -54,11 +57,7 @@ func Group(apiVersion string) string {
 }
 
 func (k Key) String() string {
-	kind := k.Kind
-	if k.Group != "" && k.Group != "eventing.knative.dev" && k.Group != "messaging.knative.dev" {
-		kind += "." + k.Group
-	}
-	return kind + " " + k.Namespace + "/" + k.Name
+	return knative.KindLabel(k.Group, k.Kind) + " " + k.Namespace + "/" + k.Name
 }
 
 // Entry is one loaded object with the document it came from.

@@ -18,6 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/routing"
@@ -321,15 +322,15 @@ func specHashes(t *routing.Table) map[model.Key]string {
 		return model.Key{Group: group, Kind: kind, Namespace: o.Namespace, Name: o.Name}
 	}
 	for _, b := range t.Brokers {
-		out[key("eventing.knative.dev", "Broker", b.Object)] = b.SpecHash
+		out[key(knative.GroupEventing, knative.KindBroker, b.Object)] = b.SpecHash
 		for _, tr := range b.Triggers {
-			out[key("eventing.knative.dev", "Trigger", tr.Object)] = tr.SpecHash
+			out[key(knative.GroupEventing, knative.KindTrigger, tr.Object)] = tr.SpecHash
 		}
 	}
 	for _, c := range t.Channels {
-		out[key("messaging.knative.dev", "Channel", c.Object)] = c.SpecHash
+		out[key(knative.GroupMessaging, knative.KindChannel, c.Object)] = c.SpecHash
 		for _, s := range c.Subscriptions {
-			out[key("messaging.knative.dev", "Subscription", s.Object)] = s.SpecHash
+			out[key(knative.GroupMessaging, knative.KindSubscription, s.Object)] = s.SpecHash
 		}
 	}
 	return out

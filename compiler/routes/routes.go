@@ -9,6 +9,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -27,7 +28,7 @@ func ServesChannel(c *model.Channel) bool {
 		return true
 	}
 	return t.APIVersion == model.ChannelAPIVersionKnc && t.Kind == model.ChannelKindKnc ||
-		t.APIVersion == "messaging.knative.dev/v1" && t.Kind == "InMemoryChannel"
+		t.APIVersion == knative.MessagingV1 && t.Kind == knative.KindInMemoryChannel
 }
 
 // Compiler resolves addresses against one project.
@@ -58,7 +59,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 	t := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind}
 	triggers := map[model.Key][]*model.Trigger{}
 	for _, tr := range set.Triggers {
-		k := model.Key{Group: "eventing.knative.dev", Kind: "Broker", Namespace: tr.Metadata.Namespace, Name: tr.Spec.Broker}
+		k := model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: tr.Metadata.Namespace, Name: tr.Spec.Broker}
 		triggers[k] = append(triggers[k], tr)
 	}
 	subs := map[model.Key][]*model.Subscription{}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knc-dev/knc/internal/gitrev/gittest"
+	"github.com/knc-dev/knc/internal/gittest"
 )
 
 // quickstart reads the quickstart example, to commit into test

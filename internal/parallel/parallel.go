@@ -2,7 +2,10 @@
 // The compiler loads, checks and renders tens of thousands of independent
 // objects; each stage spreads them over the machine's CPUs this way.
 //
-// It imports nothing of knc's.
+// It imports nothing of knc's. It sits in the module's top-level internal
+// directory, beside the other leaves (internal/knative), rather than under
+// compiler/internal, because package plugins, a compiler back end kept at
+// the top of the tree (see its doc), uses it too.
 package parallel
 
 import (

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 func BenchmarkSpecHash(b *testing.B) {
@@ -23,14 +23,14 @@ func BenchmarkSpecHash(b *testing.B) {
 // its writes) for a Broker with a thousand Triggers.
 func BenchmarkPlan1000Triggers(b *testing.B) {
 	table := testTable(b)
-	live := liveSet{{resolve.KindBroker, ns, "default"}: liveObject(b, "Broker", "default", 1, brokerSpec, nil)}
+	live := liveSet{{knative.KindBroker, ns, "default"}: liveObject(b, "Broker", "default", 1, brokerSpec, nil)}
 	base := table.Brokers[0].Triggers[0]
 	table.Brokers[0].Triggers = nil
 	for i := range 1000 {
 		tr := base
 		tr.Name = fmt.Sprintf("t%04d", i)
 		table.Brokers[0].Triggers = append(table.Brokers[0].Triggers, tr)
-		live[liveKey{resolve.KindTrigger, ns, tr.Name}] = liveObject(b, "Trigger", tr.Name, 1, triggerSpec, nil)
+		live[liveKey{knative.KindTrigger, ns, tr.Name}] = liveObject(b, "Trigger", tr.Name, 1, triggerSpec, nil)
 	}
 	computed := computeFor(table)
 	own := map[string]bool{ns: true}

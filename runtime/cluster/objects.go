@@ -10,23 +10,28 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/status"
 )
 
 // Group versions of the four kinds.
 var (
-	EventingV1  = schema.GroupVersion{Group: "eventing.knative.dev", Version: "v1"}
-	MessagingV1 = schema.GroupVersion{Group: "messaging.knative.dev", Version: "v1"}
+	EventingV1  = schema.GroupVersion{Group: knative.GroupEventing, Version: knative.Version}
+	MessagingV1 = schema.GroupVersion{Group: knative.GroupMessaging, Version: knative.Version}
 )
 
 // Resources of the four kinds.
 var (
-	BrokersResource       = EventingV1.WithResource("brokers")
-	TriggersResource      = EventingV1.WithResource("triggers")
-	ChannelsResource      = MessagingV1.WithResource("channels")
-	SubscriptionsResource = MessagingV1.WithResource("subscriptions")
+	BrokersResource       = resource(knative.KindBroker)
+	TriggersResource      = resource(knative.KindTrigger)
+	ChannelsResource      = resource(knative.KindChannel)
+	SubscriptionsResource = resource(knative.KindSubscription)
 )
+
+func resource(kind string) schema.GroupVersionResource {
+	k, _ := knative.Lookup(kind)
+	return schema.GroupVersionResource{Group: k.Group, Version: knative.Version, Resource: k.Plural}
+}
 
 // kinds lists the four kinds with their resources, in the order the
 // runtime reports them.
@@ -34,10 +39,10 @@ var kinds = []struct {
 	kind     string
 	resource schema.GroupVersionResource
 }{
-	{resolve.KindBroker, BrokersResource},
-	{resolve.KindTrigger, TriggersResource},
-	{resolve.KindChannel, ChannelsResource},
-	{resolve.KindSubscription, SubscriptionsResource},
+	{knative.KindBroker, BrokersResource},
+	{knative.KindTrigger, TriggersResource},
+	{knative.KindChannel, ChannelsResource},
+	{knative.KindSubscription, SubscriptionsResource},
 }
 
 // Object is the partial schema of the four kinds that the runtime writes:
@@ -117,10 +122,10 @@ type (
 // Scheme returns a scheme holding the four kinds.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	s.AddKnownTypeWithName(EventingV1.WithKind(resolve.KindBroker), &Broker{})
-	s.AddKnownTypeWithName(EventingV1.WithKind(resolve.KindTrigger), &Trigger{})
-	s.AddKnownTypeWithName(MessagingV1.WithKind(resolve.KindChannel), &Channel{})
-	s.AddKnownTypeWithName(MessagingV1.WithKind(resolve.KindSubscription), &Subscription{})
+	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindBroker), &Broker{})
+	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindTrigger), &Trigger{})
+	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindChannel), &Channel{})
+	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindSubscription), &Subscription{})
 	metav1.AddToGroupVersion(s, EventingV1)
 	metav1.AddToGroupVersion(s, MessagingV1)
 	return s
@@ -129,16 +134,16 @@ func Scheme() *runtime.Scheme {
 // newTyped returns an empty object of kind.
 func newTyped(kind string) (client.Object, *Object, error) {
 	switch kind {
-	case resolve.KindBroker:
+	case knative.KindBroker:
 		o := &Broker{}
 		return o, &o.Object, nil
-	case resolve.KindTrigger:
+	case knative.KindTrigger:
 		o := &Trigger{}
 		return o, &o.Object, nil
-	case resolve.KindChannel:
+	case knative.KindChannel:
 		o := &Channel{}
 		return o, &o.Object, nil
-	case resolve.KindSubscription:
+	case knative.KindSubscription:
 		o := &Subscription{}
 		return o, &o.Object, nil
 	}

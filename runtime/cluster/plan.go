@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
@@ -78,33 +78,33 @@ func plan(in planInput) []desiredStatus {
 	}
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
-		p.inTable[liveKey{resolve.KindBroker, b.Namespace, b.Name}] = true
-		if d, ok := p.source(resolve.KindBroker, b.Object, p.brokerReady); ok {
+		p.inTable[liveKey{knative.KindBroker, b.Namespace, b.Name}] = true
+		if d, ok := p.source(knative.KindBroker, b.Object, p.brokerReady); ok {
 			out = append(out, d)
 		}
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			p.inTable[liveKey{resolve.KindTrigger, tr.Namespace, tr.Name}] = true
-			if d, ok := p.member(resolve.KindTrigger, tr.Object, b.Object, p.brokerReady[b.Key()]); ok {
+			p.inTable[liveKey{knative.KindTrigger, tr.Namespace, tr.Name}] = true
+			if d, ok := p.member(knative.KindTrigger, tr.Object, b.Object, p.brokerReady[b.Key()]); ok {
 				out = append(out, d)
 			}
 		}
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		p.inTable[liveKey{resolve.KindChannel, c.Namespace, c.Name}] = true
+		p.inTable[liveKey{knative.KindChannel, c.Namespace, c.Name}] = true
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
-			p.inTable[liveKey{resolve.KindSubscription, s.Namespace, s.Name}] = true
+			p.inTable[liveKey{knative.KindSubscription, s.Namespace, s.Name}] = true
 		}
-		d, ok := p.source(resolve.KindChannel, c.Object, p.channelReady)
+		d, ok := p.source(knative.KindChannel, c.Object, p.channelReady)
 		if ok {
 			p.channelFields(&d, c)
 			out = append(out, d)
 		}
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
-			if d, ok := p.member(resolve.KindSubscription, s.Object, c.Object, p.channelReady[c.Key()]); ok {
+			if d, ok := p.member(knative.KindSubscription, s.Object, c.Object, p.channelReady[c.Key()]); ok {
 				out = append(out, d)
 			}
 		}
@@ -201,7 +201,7 @@ func (p *planner) member(kind string, o, parent routing.Object, parentReady read
 func parentCondition(kind string, parent routing.Object, r readiness) status.Condition {
 	condType, noun, missing := status.ConditionBrokerReady, "broker", ReasonBrokerDoesNotExist
 	readyReason, notReady, provisioning := "BrokerReady", "BrokerNotReady", "BrokerProvisioning"
-	if kind == resolve.KindSubscription {
+	if kind == knative.KindSubscription {
 		condType, noun, missing = status.ConditionChannelReady, "channel", ReasonChannelDoesNotExist
 		readyReason, notReady, provisioning = "ChannelReady", "ChannelNotReady", "ChannelProvisioning"
 	}
@@ -229,7 +229,7 @@ func (p *planner) channelFields(d *desiredStatus, c *routing.Channel) {
 	var subs []status.SubscriberStatus
 	for i := range c.Subscriptions {
 		s := &c.Subscriptions[i]
-		live := p.in.live[liveKey{resolve.KindSubscription, s.Namespace, s.Name}]
+		live := p.in.live[liveKey{knative.KindSubscription, s.Namespace, s.Name}]
 		if live == nil {
 			continue
 		}
@@ -237,7 +237,7 @@ func (p *planner) channelFields(d *desiredStatus, c *routing.Channel) {
 		if i < len(computed) {
 			st.Ready, st.Message = computed[i].Ready, computed[i].Message
 		}
-		if msg := drift(resolve.KindSubscription, live, s.Object); msg != "" {
+		if msg := drift(knative.KindSubscription, live, s.Object); msg != "" {
 			st.Ready, st.Message = status.False, msg
 		}
 		subs = append(subs, st)
@@ -260,13 +260,13 @@ func channelTemplate(live *unstructured.Unstructured) (apiVersion, kind string) 
 // servedByKnc reports whether knc runs a live Broker or Channel.
 func servedByKnc(kind string, live *unstructured.Unstructured) bool {
 	switch kind {
-	case resolve.KindBroker:
+	case knative.KindBroker:
 		class := live.GetAnnotations()[brokerClassAnnotation]
 		return class == "" || class == brokerClassKnc
-	case resolve.KindChannel:
+	case knative.KindChannel:
 		apiVersion, kind := channelTemplate(live)
 		return apiVersion == channelAPIVersionKnc && kind == channelKindKnc ||
-			apiVersion == "messaging.knative.dev/v1" && kind == "InMemoryChannel"
+			apiVersion == knative.MessagingV1 && kind == knative.KindInMemoryChannel
 	}
 	return false
 }
@@ -291,12 +291,12 @@ func (p *planner) orphans() []desiredStatus {
 		live := p.in.live[k]
 		d := desiredStatus{kind: k.kind, live: live}
 		switch k.kind {
-		case resolve.KindBroker, resolve.KindChannel:
+		case knative.KindBroker, knative.KindChannel:
 			if !servedByKnc(k.kind, live) {
 				continue
 			}
 			d.status.Conditions = []status.Condition{notCompiled(fmt.Sprintf(notInTable, strings.ToLower(k.kind)))}
-		case resolve.KindTrigger, resolve.KindSubscription:
+		case knative.KindTrigger, knative.KindSubscription:
 			parentKind, parentNS, parentName, ok := parentOf(k.kind, live)
 			if !ok || !p.in.own[parentNS] {
 				continue
@@ -324,10 +324,10 @@ func (p *planner) orphans() []desiredStatus {
 // Subscription when it is a messaging.knative.dev Channel.
 func parentOf(kind string, live *unstructured.Unstructured) (parentKind, namespace, name string, ok bool) {
 	switch kind {
-	case resolve.KindTrigger:
+	case knative.KindTrigger:
 		name, _, _ = unstructured.NestedString(live.Object, "spec", "broker")
-		return resolve.KindBroker, live.GetNamespace(), name, name != ""
-	case resolve.KindSubscription:
+		return knative.KindBroker, live.GetNamespace(), name, name != ""
+	case knative.KindSubscription:
 		apiVersion, _, _ := unstructured.NestedString(live.Object, "spec", "channel", "apiVersion")
 		k, _, _ := unstructured.NestedString(live.Object, "spec", "channel", "kind")
 		name, _, _ = unstructured.NestedString(live.Object, "spec", "channel", "name")
@@ -335,7 +335,7 @@ func parentOf(kind string, live *unstructured.Unstructured) (parentKind, namespa
 		if namespace == "" {
 			namespace = live.GetNamespace()
 		}
-		return resolve.KindChannel, namespace, name, apiVersion == MessagingV1.String() && k == resolve.KindChannel && name != ""
+		return knative.KindChannel, namespace, name, apiVersion == MessagingV1.String() && k == knative.KindChannel && name != ""
 	}
 	return "", "", "", false
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
@@ -73,8 +74,8 @@ func computeFor(table *routing.Table) []status.Object {
 	return status.Compute(status.Input{
 		Table: table,
 		Resolved: resolve.Results{
-			{Kind: resolve.KindTrigger, Namespace: ns, Name: "t1", Field: resolve.FieldSubscriber}:      {URL: "http://a/"},
-			{Kind: resolve.KindSubscription, Namespace: ns, Name: "s1", Field: resolve.FieldSubscriber}: {URL: "http://s/"},
+			{Kind: knative.KindTrigger, Namespace: ns, Name: "t1", Field: resolve.FieldSubscriber}:      {URL: "http://a/"},
+			{Kind: knative.KindSubscription, Namespace: ns, Name: "s1", Field: resolve.FieldSubscriber}: {URL: "http://s/"},
 		},
 		Ingress: func(string, routing.Object) status.Ingress { return status.Ingress{Ready: true} },
 		Now:     time.Unix(0, 0),
@@ -113,10 +114,10 @@ func TestPlan(t *testing.T) {
 	kncBroker := map[string]string{brokerClassAnnotation: brokerClassKnc}
 	all := func(t *testing.T) liveSet {
 		return liveSet{
-			{resolve.KindBroker, ns, "default"}:  liveObject(t, "Broker", "default", 1, brokerSpec, kncBroker),
-			{resolve.KindTrigger, ns, "t1"}:      liveObject(t, "Trigger", "t1", 1, triggerSpec, nil),
-			{resolve.KindChannel, ns, "orders"}:  liveObject(t, "Channel", "orders", 1, channelSpec, nil),
-			{resolve.KindSubscription, ns, "s1"}: liveObject(t, "Subscription", "s1", 3, subSpec, nil),
+			{knative.KindBroker, ns, "default"}:  liveObject(t, "Broker", "default", 1, brokerSpec, kncBroker),
+			{knative.KindTrigger, ns, "t1"}:      liveObject(t, "Trigger", "t1", 1, triggerSpec, nil),
+			{knative.KindChannel, ns, "orders"}:  liveObject(t, "Channel", "orders", 1, channelSpec, nil),
+			{knative.KindSubscription, ns, "s1"}: liveObject(t, "Subscription", "s1", 3, subSpec, nil),
 		}
 	}
 	tests := []struct {
@@ -131,7 +132,7 @@ func TestPlan(t *testing.T) {
 			{Kind: "Subscription", Name: "s1", Ready: "True", Reason: "Ready", Parent: "ChannelReady"},
 		}},
 		{"broker edited by hand", func(t *testing.T, live liveSet) {
-			live[liveKey{resolve.KindBroker, ns, "default"}] = liveObject(t, "Broker", "default", 2, `{"config":{},"delivery":{"retry":9}}`, kncBroker)
+			live[liveKey{knative.KindBroker, ns, "default"}] = liveObject(t, "Broker", "default", 2, `{"config":{},"delivery":{"retry":9}}`, kncBroker)
 		}, []summary{
 			{Kind: "Broker", Name: "default", Ready: "False", Reason: ReasonNotCompiled},
 			{Kind: "Trigger", Name: "t1", Ready: "False", Reason: "BrokerNotReady", Parent: "BrokerNotReady"},
@@ -139,15 +140,15 @@ func TestPlan(t *testing.T) {
 			{Kind: "Subscription", Name: "s1", Ready: "True", Reason: "Ready", Parent: "ChannelReady"},
 		}},
 		{"broker deleted", func(_ *testing.T, live liveSet) {
-			delete(live, liveKey{resolve.KindBroker, ns, "default"})
+			delete(live, liveKey{knative.KindBroker, ns, "default"})
 		}, []summary{
 			{Kind: "Trigger", Name: "t1", Ready: "False", Reason: ReasonBrokerDoesNotExist, Parent: ReasonBrokerDoesNotExist},
 			{Kind: "Channel", Name: "orders", Ready: "True", Reason: "Ready", SubscriberUIDs: []string{"uid-s1/True"}},
 			{Kind: "Subscription", Name: "s1", Ready: "True", Reason: "Ready", Parent: "ChannelReady"},
 		}},
 		{"subscription edited, channel deleted", func(t *testing.T, live liveSet) {
-			delete(live, liveKey{resolve.KindChannel, ns, "orders"})
-			live[liveKey{resolve.KindSubscription, ns, "s1"}] = liveObject(t, "Subscription", "s1", 4,
+			delete(live, liveKey{knative.KindChannel, ns, "orders"})
+			live[liveKey{knative.KindSubscription, ns, "s1"}] = liveObject(t, "Subscription", "s1", 4,
 				`{"channel":{"apiVersion":"messaging.knative.dev/v1","kind":"Channel","name":"orders","namespace":"shop"},"subscriber":{"uri":"http://elsewhere/"}}`, nil)
 		}, []summary{
 			{Kind: "Broker", Name: "default", Ready: "True", Reason: "Ready"},
@@ -155,7 +156,7 @@ func TestPlan(t *testing.T) {
 			{Kind: "Subscription", Name: "s1", Ready: "False", Reason: ReasonNotCompiled, Parent: ReasonChannelDoesNotExist},
 		}},
 		{"subscription edited: the channel reports it", func(t *testing.T, live liveSet) {
-			live[liveKey{resolve.KindSubscription, ns, "s1"}] = liveObject(t, "Subscription", "s1", 4,
+			live[liveKey{knative.KindSubscription, ns, "s1"}] = liveObject(t, "Subscription", "s1", 4,
 				`{"channel":{"apiVersion":"messaging.knative.dev/v1","kind":"Channel","name":"orders","namespace":"shop"},"subscriber":{"uri":"http://elsewhere/"}}`, nil)
 		}, []summary{
 			{Kind: "Broker", Name: "default", Ready: "True", Reason: "Ready"},
@@ -164,11 +165,11 @@ func TestPlan(t *testing.T) {
 			{Kind: "Subscription", Name: "s1", Ready: "False", Reason: ReasonNotCompiled, Parent: "ChannelReady"},
 		}},
 		{"objects that are not in the table", func(t *testing.T, live liveSet) {
-			live[liveKey{resolve.KindTrigger, ns, "lost"}] = liveObject(t, "Trigger", "lost", 1, `{"broker":"missing","subscriber":{"uri":"http://a/"}}`, nil)
-			live[liveKey{resolve.KindTrigger, ns, "by-hand"}] = liveObject(t, "Trigger", "by-hand", 1, `{"broker":"default","subscriber":{"uri":"http://a/"}}`, nil)
-			live[liveKey{resolve.KindBroker, ns, "kafka"}] = liveObject(t, "Broker", "kafka", 1, `{}`, map[string]string{brokerClassAnnotation: "Kafka"})
-			live[liveKey{resolve.KindTrigger, ns, "on-kafka"}] = liveObject(t, "Trigger", "on-kafka", 1, `{"broker":"kafka","subscriber":{"uri":"http://a/"}}`, nil)
-			live[liveKey{resolve.KindBroker, ns, "new"}] = liveObject(t, "Broker", "new", 1, `{}`, kncBroker)
+			live[liveKey{knative.KindTrigger, ns, "lost"}] = liveObject(t, "Trigger", "lost", 1, `{"broker":"missing","subscriber":{"uri":"http://a/"}}`, nil)
+			live[liveKey{knative.KindTrigger, ns, "by-hand"}] = liveObject(t, "Trigger", "by-hand", 1, `{"broker":"default","subscriber":{"uri":"http://a/"}}`, nil)
+			live[liveKey{knative.KindBroker, ns, "kafka"}] = liveObject(t, "Broker", "kafka", 1, `{}`, map[string]string{brokerClassAnnotation: "Kafka"})
+			live[liveKey{knative.KindTrigger, ns, "on-kafka"}] = liveObject(t, "Trigger", "on-kafka", 1, `{"broker":"kafka","subscriber":{"uri":"http://a/"}}`, nil)
+			live[liveKey{knative.KindBroker, ns, "new"}] = liveObject(t, "Broker", "new", 1, `{}`, kncBroker)
 		}, []summary{
 			{Kind: "Broker", Name: "default", Ready: "True", Reason: "Ready"},
 			{Kind: "Trigger", Name: "t1", Ready: "True", Reason: "Ready", Parent: "BrokerReady"},
@@ -195,7 +196,7 @@ func TestPlan(t *testing.T) {
 func TestPlanLeavesOtherNamespacesAlone(t *testing.T) {
 	table := testTable(t)
 	live := liveSet{
-		{resolve.KindTrigger, ns, "lost"}: liveObject(t, "Trigger", "lost", 1, `{"broker":"missing","subscriber":{"uri":"http://a/"}}`, nil),
+		{knative.KindTrigger, ns, "lost"}: liveObject(t, "Trigger", "lost", 1, `{"broker":"missing","subscriber":{"uri":"http://a/"}}`, nil),
 	}
 	got := plan(planInput{table: table, computed: computeFor(table), live: live, own: map[string]bool{"elsewhere": true}})
 	if len(got) != 0 {
@@ -206,11 +207,11 @@ func TestPlanLeavesOtherNamespacesAlone(t *testing.T) {
 func TestPlanChannelFields(t *testing.T) {
 	table := testTable(t)
 	live := liveSet{
-		{resolve.KindChannel, ns, "orders"}:  liveObject(t, "Channel", "orders", 1, channelSpec, nil),
-		{resolve.KindSubscription, ns, "s1"}: liveObject(t, "Subscription", "s1", 3, subSpec, nil),
+		{knative.KindChannel, ns, "orders"}:  liveObject(t, "Channel", "orders", 1, channelSpec, nil),
+		{knative.KindSubscription, ns, "s1"}: liveObject(t, "Subscription", "s1", 3, subSpec, nil),
 	}
 	got := plan(planInput{table: table, computed: computeFor(table), live: live, own: map[string]bool{ns: true}})
-	if len(got) != 2 || got[0].kind != resolve.KindChannel {
+	if len(got) != 2 || got[0].kind != knative.KindChannel {
 		t.Fatalf("planned %v", summarize(got))
 	}
 	ch := got[0]

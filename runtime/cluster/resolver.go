@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -170,21 +171,21 @@ func newSnapshot(t *routing.Table, results resolve.Results) *snapshot {
 	}
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
-		visit(resolve.KindBroker, b.Object, resolve.FieldDeadLetterSink, deadLetterSink(b.Delivery))
+		visit(knative.KindBroker, b.Object, resolve.FieldDeadLetterSink, deadLetterSink(b.Delivery))
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			visit(resolve.KindTrigger, tr.Object, resolve.FieldSubscriber, &tr.Subscriber)
-			visit(resolve.KindTrigger, tr.Object, resolve.FieldDeadLetterSink, deadLetterSink(tr.Delivery))
+			visit(knative.KindTrigger, tr.Object, resolve.FieldSubscriber, &tr.Subscriber)
+			visit(knative.KindTrigger, tr.Object, resolve.FieldDeadLetterSink, deadLetterSink(tr.Delivery))
 		}
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		visit(resolve.KindChannel, c.Object, resolve.FieldDeadLetterSink, deadLetterSink(c.Delivery))
+		visit(knative.KindChannel, c.Object, resolve.FieldDeadLetterSink, deadLetterSink(c.Delivery))
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
-			visit(resolve.KindSubscription, sub.Object, resolve.FieldSubscriber, sub.Subscriber)
-			visit(resolve.KindSubscription, sub.Object, resolve.FieldReply, sub.Reply)
-			visit(resolve.KindSubscription, sub.Object, resolve.FieldDeadLetterSink, deadLetterSink(sub.Delivery))
+			visit(knative.KindSubscription, sub.Object, resolve.FieldSubscriber, sub.Subscriber)
+			visit(knative.KindSubscription, sub.Object, resolve.FieldReply, sub.Reply)
+			visit(knative.KindSubscription, sub.Object, resolve.FieldDeadLetterSink, deadLetterSink(sub.Delivery))
 		}
 	}
 	return s

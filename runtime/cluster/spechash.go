@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/knc-dev/knc/runtime/resolve"
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 // The compiler hashes a spec as encoding/json writes its Go struct: fields
@@ -101,18 +101,18 @@ var (
 	}()
 
 	specShapes = map[string]*shape{
-		resolve.KindBroker: object(
+		knative.KindBroker: object(
 			pointer("config", kReferenceShape),
 			pointer("delivery", deliveryShape),
 		),
-		resolve.KindTrigger: object(
+		knative.KindTrigger: object(
 			required("broker", stringShape),
 			pointer("filter", object(pointer("attributes", stringMapShape))),
 			pointer("filters", listOf(filterShape)),
 			required("subscriber", destinationShape),
 			pointer("delivery", deliveryShape),
 		),
-		resolve.KindChannel: object(
+		knative.KindChannel: object(
 			pointer("channelTemplate", object(
 				required("apiVersion", stringShape),
 				required("kind", stringShape),
@@ -127,7 +127,7 @@ var (
 			))),
 			pointer("delivery", deliveryShape),
 		),
-		resolve.KindSubscription: object(
+		knative.KindSubscription: object(
 			required("channel", kReferenceShape),
 			pointer("subscriber", destinationShape),
 			pointer("reply", destinationShape),
@@ -173,7 +173,7 @@ func specHashes(kind string, spec map[string]any) ([]string, error) {
 		return nil, err
 	}
 	hashes := []string{h}
-	if kind == resolve.KindBroker {
+	if kind == knative.KindBroker {
 		if cfg, ok := spec["config"].(map[string]any); ok && len(cfg) == 0 {
 			without := make(map[string]any, len(spec))
 			for k, v := range spec {

@@ -71,17 +71,6 @@ func WithMaxReplyBytes(n int64) Option {
 	return func(s *Sender, _ *http.Transport) { s.MaxReplyBytes = n }
 }
 
-// WithMaxConnsPerHost bounds the connections to one subscriber host, idle
-// ones included; 0 means no bound.
-func WithMaxConnsPerHost(n int) Option {
-	return func(_ *Sender, t *http.Transport) {
-		t.MaxConnsPerHost = n
-		if n > 0 {
-			t.MaxIdleConnsPerHost = n
-		}
-	}
-}
-
 // NewSender returns a Sender whose transport keeps many connections alive
 // to few hosts: a runtime delivers to a handful of subscribers, each
 // concurrently, and a connection set up per event would cost more than the

@@ -12,11 +12,11 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
-	"github.com/knc-dev/knc/runtime/resolve"
 )
 
 // attempt is one try at delivering one event to one target, made by the
@@ -107,7 +107,7 @@ func (a *attempt) header() http.Header {
 // gets the event as it is.
 func (a *attempt) send(ctx context.Context, ev *event.Event, url string, header http.Header, toSubscriber bool) delivery.Result {
 	o := delivery.Options{Format: a.t.format(), Timeout: a.t.timeout(a.p.attemptTimeout), Header: header}
-	if toSubscriber && a.t.kind == resolve.KindTrigger {
+	if toSubscriber && a.t.kind == knative.KindTrigger {
 		o.StrictReply = true
 		o.OmitExtension = ingress.ExtensionTTL
 	}
@@ -188,7 +188,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	replyFailed := false
 	if r.Success && r.Reply != nil {
 		switch {
-		case a.t.kind == resolve.KindTrigger:
+		case a.t.kind == knative.KindTrigger:
 			if err := a.enqueueReply(ctx, r.Reply, a.replyHeader(r)); err != nil {
 				if ctx.Err() != nil {
 					return release

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
@@ -367,7 +368,7 @@ func (e *Engine) refreshStatus() {
 		Resolved: p.resolved,
 		Ingress: func(kind string, o routing.Object) status.Ingress {
 			k := kindBroker
-			if kind == resolve.KindChannel {
+			if kind == knative.KindChannel {
 				k = kindChannel
 			}
 			if e.stopped {

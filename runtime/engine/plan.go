@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/resolve"
@@ -61,7 +62,7 @@ type source struct {
 
 // target is a Trigger or a Subscription.
 type target struct {
-	kind  string // resolve.KindTrigger or resolve.KindSubscription
+	kind  string // knative.KindTrigger or knative.KindSubscription
 	obj   routing.Object
 	token string
 	// deliverURL is the subscriber, or for a Subscription with a reply but no
@@ -153,8 +154,8 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		s := &source{kind: kindBroker, obj: b.Object, path: b.Path, names: namesFor(kindBroker, b.Object), matcher: matcher}
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			unique(resolve.KindTrigger, tr.Object, "broker "+b.Key())
-			tg := &target{kind: resolve.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
+			unique(knative.KindTrigger, tr.Object, "broker "+b.Key())
+			tg := &target{kind: knative.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
 			tg.deadLetterURL, problems = lookup(resolved, tg, resolve.FieldDeadLetterSink, problems)
@@ -169,8 +170,8 @@ func buildPlan(t *routing.Table, resolved resolve.Results, m *metrics) (*plan, e
 		s := &source{kind: kindChannel, obj: c.Object, path: c.Path, names: namesFor(kindChannel, c.Object)}
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
-			unique(resolve.KindSubscription, sub.Object, "channel "+c.Key())
-			tg := &target{kind: resolve.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
+			unique(knative.KindSubscription, sub.Object, "channel "+c.Key())
+			tg := &target{kind: knative.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
 			var problems []error
 			var subscriber, reply string
 			subscriber, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)

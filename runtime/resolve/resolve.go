@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -23,14 +24,6 @@ type Resolver interface {
 // exist or has no address.
 var ErrNotAddressable = errors.New("not addressable")
 
-// Object kinds whose destinations are resolved, as in Site.Kind.
-const (
-	KindBroker       = "Broker"
-	KindTrigger      = "Trigger"
-	KindChannel      = "Channel"
-	KindSubscription = "Subscription"
-)
-
 // Destination fields, as in Site.Field.
 const (
 	FieldSubscriber     = "subscriber"
@@ -40,6 +33,8 @@ const (
 
 // Site names one Destination field of one object of the table.
 type Site struct {
+	// Kind is one of knative.KindBroker, KindTrigger, KindChannel and
+	// KindSubscription.
 	Kind      string
 	Namespace string
 	Name      string
@@ -84,21 +79,21 @@ func All(ctx context.Context, t *routing.Table, r Resolver) Results {
 	}
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
-		add(KindBroker, b.Object, FieldDeadLetterSink, deadLetterSink(b.Delivery))
+		add(knative.KindBroker, b.Object, FieldDeadLetterSink, deadLetterSink(b.Delivery))
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			add(KindTrigger, tr.Object, FieldSubscriber, &tr.Subscriber)
-			add(KindTrigger, tr.Object, FieldDeadLetterSink, deadLetterSink(tr.Delivery))
+			add(knative.KindTrigger, tr.Object, FieldSubscriber, &tr.Subscriber)
+			add(knative.KindTrigger, tr.Object, FieldDeadLetterSink, deadLetterSink(tr.Delivery))
 		}
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		add(KindChannel, c.Object, FieldDeadLetterSink, deadLetterSink(c.Delivery))
+		add(knative.KindChannel, c.Object, FieldDeadLetterSink, deadLetterSink(c.Delivery))
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
-			add(KindSubscription, s.Object, FieldSubscriber, s.Subscriber)
-			add(KindSubscription, s.Object, FieldReply, s.Reply)
-			add(KindSubscription, s.Object, FieldDeadLetterSink, deadLetterSink(s.Delivery))
+			add(knative.KindSubscription, s.Object, FieldSubscriber, s.Subscriber)
+			add(knative.KindSubscription, s.Object, FieldReply, s.Reply)
+			add(knative.KindSubscription, s.Object, FieldDeadLetterSink, deadLetterSink(s.Delivery))
 		}
 	}
 	return out
@@ -140,11 +135,11 @@ func NewLocal(t *routing.Table, baseURL string) (*Local, error) {
 	}
 	l := &Local{base: base, paths: map[refKey]string{}, served: map[string]bool{}}
 	for _, b := range t.Brokers {
-		l.paths[refKey{"eventing.knative.dev", "Broker", b.Namespace, b.Name}] = b.Path
+		l.paths[refKey{knative.GroupEventing, knative.KindBroker, b.Namespace, b.Name}] = b.Path
 		l.serve(b.Address)
 	}
 	for _, c := range t.Channels {
-		l.paths[refKey{"messaging.knative.dev", "Channel", c.Namespace, c.Name}] = c.Path
+		l.paths[refKey{knative.GroupMessaging, knative.KindChannel, c.Namespace, c.Name}] = c.Path
 		l.serve(c.Address)
 	}
 	return l, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -43,7 +44,7 @@ func TestLocalResolve(t *testing.T) {
 	}
 	got := All(context.Background(), tbl, local)
 
-	unresolved := got[Site{KindTrigger, "ns", "ksvc", FieldSubscriber}]
+	unresolved := got[Site{knative.KindTrigger, "ns", "ksvc", FieldSubscriber}]
 	if !errors.Is(unresolved.Err, ErrNotAddressable) {
 		t.Errorf("ref to a Service: error %v, want one wrapping ErrNotAddressable", unresolved.Err)
 	}
@@ -53,10 +54,10 @@ func TestLocalResolve(t *testing.T) {
 		urls[site] = res.URL
 	}
 	want := map[Site]string{
-		{KindBroker, "ns", "b", FieldDeadLetterSink}:   "http://127.0.0.1:8080/channels/ns/dead",
-		{KindTrigger, "ns", "plain", FieldSubscriber}:  "http://svc.example/x",
-		{KindTrigger, "ns", "ksvc", FieldSubscriber}:   "",
-		{KindSubscription, "ns", "s", FieldSubscriber}: "http://127.0.0.1:8080/sub/path",
+		{knative.KindBroker, "ns", "b", FieldDeadLetterSink}:   "http://127.0.0.1:8080/channels/ns/dead",
+		{knative.KindTrigger, "ns", "plain", FieldSubscriber}:  "http://svc.example/x",
+		{knative.KindTrigger, "ns", "ksvc", FieldSubscriber}:   "",
+		{knative.KindSubscription, "ns", "s", FieldSubscriber}: "http://127.0.0.1:8080/sub/path",
 	}
 	if d := cmp.Diff(want, urls); d != "" {
 		t.Errorf("resolved URLs (-want +got):\n%s", d)

@@ -38,9 +38,6 @@ func Compile(triggers []routing.Trigger) (*Matcher, error) {
 	return m, nil
 }
 
-// Len returns the number of Triggers m was compiled from.
-func (m *Matcher) Len() int { return len(m.conditions) }
-
 // Match appends to dst the indices (into the slice given to Compile) of every
 // Trigger e passes, in ascending order and each once, and returns the
 // extended slice. It does not allocate when dst has room for the result,

@@ -14,7 +14,7 @@
 // Ready False, any Unknown makes it Unknown), reasons are CamelCase words,
 // and severity is omitted for errors.
 //
-// This package imports only the standard library, runtime/routing and
-// runtime/resolve. It must not import cuelang.org/go, sigs.k8s.io/kustomize
+// This package imports only the standard library, internal/knative,
+// runtime/routing and runtime/resolve. It must not import cuelang.org/go, sigs.k8s.io/kustomize
 // or anything under github.com/knc-dev/knc/compiler, and it never logs.
 package status

@@ -5,14 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
-)
-
-// API versions of the reported objects.
-const (
-	EventingAPIVersion  = "eventing.knative.dev/v1"
-	MessagingAPIVersion = "messaging.knative.dev/v1"
 )
 
 // Condition types.
@@ -121,7 +116,7 @@ type Input struct {
 	BaseURL string
 	// Resolved holds the resolution of every Destination of Table.
 	Resolved resolve.Results
-	// Ingress reports the data plane of a Broker (kind resolve.KindBroker) or
+	// Ingress reports the data plane of a Broker (kind knative.KindBroker) or
 	// Channel; nil means nothing is set up yet.
 	Ingress func(kind string, o routing.Object) Ingress
 	// Previous is the status last reported, for lastTransitionTime.
@@ -235,13 +230,13 @@ func (c *computer) resolvedCondition(condType, kind string, o routing.Object, fi
 }
 
 func (c *computer) broker(b *routing.Broker) Object {
-	obj := c.object(EventingAPIVersion, resolve.KindBroker, b.Object)
+	obj := c.object(knative.EventingV1, knative.KindBroker, b.Object)
 	url := c.address(b.Path, b.Address)
 	if url != "" {
 		obj.Status.Address = &Addressable{URL: url}
 	}
-	conds := []Condition{addressable(url), c.ingress(resolve.KindBroker, b.Object)}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindBroker, b.Object, resolve.FieldDeadLetterSink); ok {
+	conds := []Condition{addressable(url), c.ingress(knative.KindBroker, b.Object)}
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindBroker, b.Object, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}
@@ -250,7 +245,7 @@ func (c *computer) broker(b *routing.Broker) Object {
 }
 
 func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Condition) Object {
-	obj := c.object(EventingAPIVersion, resolve.KindTrigger, t.Object)
+	obj := c.object(knative.EventingV1, knative.KindTrigger, t.Object)
 	var conds []Condition
 	switch brokerReady.Status {
 	case True:
@@ -264,11 +259,11 @@ func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Co
 		conds = append(conds, Condition{Type: ConditionBrokerReady, Status: brokerReady.Status, Reason: reason,
 			Message: fmt.Sprintf("broker %s: %s", b.Key(), brokerReady.Message)})
 	}
-	if cond, uri, ok := c.resolvedCondition(ConditionSubscriberResolved, resolve.KindTrigger, t.Object, resolve.FieldSubscriber); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionSubscriberResolved, knative.KindTrigger, t.Object, resolve.FieldSubscriber); ok {
 		conds = append(conds, cond)
 		obj.Status.SubscriberURI = uri
 	}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindTrigger, t.Object, resolve.FieldDeadLetterSink); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindTrigger, t.Object, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}
@@ -280,11 +275,11 @@ func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Co
 // depend on its Channel: ReferencesResolved, and the data plane's
 // programming, which the Channel reports in its subscribers.
 func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription) Object {
-	obj := c.object(MessagingAPIVersion, resolve.KindSubscription, s.Object)
+	obj := c.object(knative.MessagingV1, knative.KindSubscription, s.Object)
 	phys := &PhysicalSubscription{}
 	var problems []string
 	for _, field := range []string{resolve.FieldSubscriber, resolve.FieldReply, resolve.FieldDeadLetterSink} {
-		res, ok := c.in.Resolved.Lookup(resolve.KindSubscription, s.Object, field)
+		res, ok := c.in.Resolved.Lookup(knative.KindSubscription, s.Object, field)
 		if !ok {
 			continue
 		}
@@ -313,14 +308,14 @@ func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription)
 }
 
 func (c *computer) channel(ch *routing.Channel, subs []Object) Object {
-	obj := c.object(MessagingAPIVersion, resolve.KindChannel, ch.Object)
+	obj := c.object(knative.MessagingV1, knative.KindChannel, ch.Object)
 	url := c.address(ch.Path, ch.Address)
 	if url != "" {
 		obj.Status.Address = &Addressable{URL: url}
 	}
-	ingress := c.ingress(resolve.KindChannel, ch.Object)
+	ingress := c.ingress(knative.KindChannel, ch.Object)
 	conds := []Condition{addressable(url), ingress}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, resolve.KindChannel, ch.Object, resolve.FieldDeadLetterSink); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindChannel, ch.Object, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}

@@ -9,6 +9,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/internal/knative"
 )
 
 // HealthLua is the health check script of the four kinds.
@@ -18,12 +20,13 @@ var HealthLua string
 
 // Kinds are the group and kind of each object the script checks, as
 // Argo CD names them in resource.customizations.health.GROUP_KIND keys.
-var Kinds = []string{
-	"eventing.knative.dev_Broker",
-	"eventing.knative.dev_Trigger",
-	"messaging.knative.dev_Channel",
-	"messaging.knative.dev_Subscription",
-}
+var Kinds = func() []string {
+	var out []string
+	for _, k := range knative.Kinds {
+		out = append(out, k.Group+"_"+k.Name)
+	}
+	return out
+}()
 
 // ConfigMapPatch returns the argocd-cm ConfigMap holding the health check
 // of each kind, to merge into Argo CD's own (kubectl patch, or a

@@ -4,6 +4,8 @@
 // store itself, so worktrees, shallow clones, partial clones and
 // alternates behave as they do for git.
 //
-// It must not import the compiler or the runtime: it knows about files and
-// commits, not manifests.
+// It lives under compiler/internal because only the compiler (knc diff's
+// base revision) reads git history. It must not import the rest of the
+// compiler or the runtime: it knows about files and commits, not manifests.
+// Tests build their repositories with internal/gittest.
 package gitrev

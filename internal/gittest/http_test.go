@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knc-dev/knc/internal/gitrev/gittest"
+	"github.com/knc-dev/knc/internal/gittest"
 )
 
 // TestServe clones a served repository over HTTP with git itself, sees a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knc-dev/knc/internal/gitrev"
-	"github.com/knc-dev/knc/internal/gitrev/gittest"
+	"github.com/knc-dev/knc/compiler/internal/gitrev"
+	"github.com/knc-dev/knc/internal/gittest"
 )
 
 // history builds a repository with two commits and returns it with the
