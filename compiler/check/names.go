@@ -3,7 +3,6 @@ package check
 import (
 	"strings"
 
-	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/knc-dev/knc/compiler/diag"
@@ -29,7 +28,20 @@ var kindNameRules = map[[2]string]nameRule{
 	{"rbac.authorization.k8s.io", "ClusterRoleBinding"}: pathSegment,
 }
 
-func pathSegment(name string) []string { return pathvalidation.ValidatePathSegmentName(name, false) }
+// pathSegment is the API server's rule for names used as one segment of a
+// request path: neither "." nor "..", and no "/" or "%".
+func pathSegment(name string) []string {
+	var problems []string
+	if name == "." || name == ".." {
+		problems = append(problems, "may not be '.' or '..'")
+	}
+	for _, c := range []string{"/", "%"} {
+		if strings.Contains(name, c) {
+			problems = append(problems, "may not contain '"+c+"'")
+		}
+	}
+	return problems
+}
 
 // checkOtherNames checks the name and namespace of an object of a kind knc
 // does not model against the rules the API server applies, so that no name
