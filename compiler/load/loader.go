@@ -54,7 +54,52 @@ const MaxFileBytes = 64 << 20
 var ErrLinkOutside = errors.New("symbolic link leads outside the project root")
 
 // Files lists the manifest files under opts.Paths in lexical order. A path
-// named explicitly is loaded whatever its extension.
+// named explicitly is loaded whatever its extension. It is Discover without
+// what Discover says about kustomizations and what it passed over.
+func Files(opts Options) ([]string, error) {
+	in, err := Discover(opts)
+	if err != nil {
+		return nil, err
+	}
+	return in.Files, nil
+}
+
+// KustomizationFileNames are the names kustomize recognises, in the order it
+// looks for them.
+var KustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// KustomizationFile returns the kustomization file in dir, or "".
+func KustomizationFile(dir string) string {
+	for _, name := range KustomizationFileNames {
+		file := filepath.Join(dir, name)
+		if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+			return file
+		}
+	}
+	return ""
+}
+
+// helmChartFile marks a Helm chart's directory.
+const helmChartFile = "Chart.yaml"
+
+// Inputs is what Discover found under the paths it was given.
+type Inputs struct {
+	// Files are the manifest files, in lexical order, kustomization files
+	// left out.
+	Files []string
+	// Kustomizations are the directories that hold a kustomization file,
+	// in lexical order. Files below them are listed in Files too: which
+	// of them a kustomization includes is known only once it is built.
+	Kustomizations []string
+	// Skipped are the files and directories passed over while walking.
+	Skipped []Skipped
+}
+
+// Discover walks opts.Paths. Directories are walked recursively in lexical
+// order; hidden files and directories (a name starting with a dot), Helm
+// charts and knc's own build outputs are passed over, as are the
+// kustomization files themselves. A file named explicitly is read whatever
+// its name and extension.
 //
 // Symbolic links are followed, to files and to directories, as long as
 // what they lead to lies below the project root (opts.Root, or for a path
@@ -62,18 +107,22 @@ var ErrLinkOutside = errors.New("symbolic link leads outside the project root")
 // refused, so that a contributed link cannot read files from the machine
 // running knc. Only regular files and directories are listed: a FIFO or a
 // device is refused.
-func Files(opts Options) ([]string, error) {
+func Discover(opts Options) (*Inputs, error) {
 	w := &walker{opts: opts, visited: map[string]bool{}}
 	for _, p := range opts.Paths {
 		w.path(p)
 	}
-	slices.Sort(w.files)
-	return slices.Compact(w.files), errors.Join(w.errs...)
+	in := &w.in
+	slices.Sort(in.Files)
+	in.Files = slices.Compact(in.Files)
+	slices.Sort(in.Kustomizations)
+	in.Kustomizations = slices.Compact(in.Kustomizations)
+	return in, errors.Join(w.errs...)
 }
 
 type walker struct {
 	opts    Options
-	files   []string
+	in      Inputs
 	errs    []error
 	visited map[string]bool // resolved directories already walked
 }
@@ -106,10 +155,17 @@ func (w *walker) path(p string) {
 		return
 	}
 	if info.IsDir() {
+		if KustomizationFile(p) != "" {
+			w.in.Kustomizations = append(w.in.Kustomizations, filepath.Clean(p))
+		}
 		w.dir(p, root)
 		return
 	}
-	w.files = append(w.files, p)
+	if slices.Contains(KustomizationFileNames, filepath.Base(p)) {
+		w.in.Kustomizations = append(w.in.Kustomizations, filepath.Dir(p))
+		return
+	}
+	w.in.Files = append(w.in.Files, p)
 }
 
 // follow resolves p, refuses it when it leads outside root or is neither a
@@ -190,9 +246,17 @@ func (w *walker) dir(p, root string) {
 			w.errs = append(w.errs, safeio.NotRegular(file, d.Type()))
 			return nil
 		}
-		if manifestExt[filepath.Ext(file)] && !slices.Contains(w.opts.Skip, absPath(file)) {
-			w.files = append(w.files, file)
+		if slices.Contains(KustomizationFileNames, d.Name()) {
+			return nil // read when its directory is built
 		}
+		if !manifestExt[filepath.Ext(file)] || slices.Contains(w.opts.Skip, absPath(file)) {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			w.in.Skipped = append(w.in.Skipped, Skipped{Path: file, Reason: "a hidden file"})
+			return nil
+		}
+		w.in.Files = append(w.in.Files, file)
 		return nil
 	})
 	if err != nil {
@@ -200,14 +264,21 @@ func (w *walker) dir(p, root string) {
 	}
 }
 
-// skipDir returns filepath.SkipDir for a hidden directory or a build
-// output.
+// skipDir returns filepath.SkipDir for a hidden directory, a build output
+// or a Helm chart, and notes a directory that holds a kustomization.
 func (w *walker) skipDir(dir string, d fs.DirEntry) error {
 	if strings.HasPrefix(d.Name(), ".") {
 		return filepath.SkipDir
 	}
 	if _, err := os.Stat(filepath.Join(dir, OutputMarker)); err == nil {
 		return filepath.SkipDir
+	}
+	if _, err := os.Stat(filepath.Join(dir, helmChartFile)); err == nil {
+		w.in.Skipped = append(w.in.Skipped, Skipped{Path: dir, Reason: "a Helm chart: knc reads rendered manifests, such as the output of helm template piped into knc validate -"})
+		return filepath.SkipDir
+	}
+	if KustomizationFile(dir) != "" {
+		w.in.Kustomizations = append(w.in.Kustomizations, dir)
 	}
 	return nil
 }
@@ -277,6 +348,10 @@ type chunk struct {
 	offset int // lines before the chunk in its file
 	docs   []*Document
 	diags  diag.List
+	// foreign holds what would be said of documents that are not
+	// Kubernetes objects at all (no apiVersion, no kind): errors when
+	// their file also holds objects, nothing when it holds none.
+	foreign diag.List
 }
 
 // LoadFiles reads the given files.
@@ -285,18 +360,52 @@ func LoadFiles(files []string) ([]*Document, diag.List, error) {
 }
 
 // LoadFilesIn reads the given files and names them, in documents and
-// diagnostics, relative to dir when they lie below it.
+// diagnostics, relative to dir when they lie below it. Files that hold no
+// Kubernetes object are passed over silently; ReadFiles lists them.
 func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
+	l, err := ReadFiles(dir, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.Docs, l.Diags, nil
+}
+
+// Loaded is what ReadFiles found in a set of files.
+type Loaded struct {
+	Docs  []*Document
+	Diags diag.List
+	// Skipped are the files that hold no Kubernetes object: tool and CI
+	// configuration that lives beside manifests.
+	Skipped []Skipped
+}
+
+// Skipped is a file or directory the loader passed over, and why.
+type Skipped struct {
+	Path   string
+	Reason string
+}
+
+// notAnObject is why a file with neither apiVersion nor kind is skipped.
+const notAnObject = "no document has apiVersion and kind: not a Kubernetes manifest"
+
+// ReadFiles reads the given files as LoadFilesIn does, and also says which
+// files were skipped because none of their documents is a Kubernetes object.
+// A file whose documents mix objects with such documents is an error at
+// each of the latter, as before.
+func ReadFiles(dir string, files []string) (*Loaded, error) {
 	var chunks []*chunk
 	var cueFiles []*chunk
 	for _, file := range files {
 		src, err := safeio.ReadFile(file, MaxFileBytes)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		f := file
 		if dir != "" {
 			f = diag.RelPath(dir, file)
+		}
+		if len(bytes.TrimSpace(src)) == 0 {
+			continue
 		}
 		if filepath.Ext(f) == ".cue" {
 			cueFiles = append(cueFiles, &chunk{file: f, text: src})
@@ -314,18 +423,32 @@ func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
 	// Order by file; a CUE file's documents slot in among the YAML ones.
 	all := append(chunks, cueFiles...)
 	slices.SortStableFunc(all, func(a, b *chunk) int { return strings.Compare(a.file, b.file) })
-	var docs []*Document
-	var diags diag.List
+	l := &Loaded{}
 	indexInFile := map[string]int{}
+	// A file holds objects, or other problems, when any of its chunks does.
+	manifest := map[string]bool{}
+	for _, c := range all {
+		if len(c.docs) > 0 || len(c.diags) > 0 {
+			manifest[c.file] = true
+		}
+	}
 	for _, c := range all {
 		for _, d := range c.docs {
 			d.Index = indexInFile[d.File]
 			indexInFile[d.File]++
-			docs = append(docs, d)
+			l.Docs = append(l.Docs, d)
 		}
-		diags = append(diags, c.diags...)
+		l.Diags = append(l.Diags, c.diags...)
+		if len(c.foreign) == 0 {
+			continue
+		}
+		if manifest[c.file] {
+			l.Diags = append(l.Diags, c.foreign...)
+		} else if len(l.Skipped) == 0 || l.Skipped[len(l.Skipped)-1].Path != c.file {
+			l.Skipped = append(l.Skipped, Skipped{Path: c.file, Reason: notAnObject})
+		}
 	}
-	return docs, diags, nil
+	return l, nil
 }
 
 // splitStream cuts a YAML stream at its document markers. A marker at the
@@ -438,11 +561,15 @@ func (c *chunk) addObject(n *yaml.Node) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		c.diags.Add(doc.Pos(n), "", "a manifest must be an object with apiVersion and kind, not a %s", nodeKind(n))
+		c.foreign.Add(doc.Pos(n), "", "a manifest must be an object with apiVersion and kind, not a %s", nodeKind(n))
 		return
 	}
 	doc.APIVersion = scalar(n, "apiVersion")
 	doc.Kind = scalar(n, "kind")
+	if doc.APIVersion == "" && doc.Kind == "" && child(n, "apiVersion") == nil && child(n, "kind") == nil {
+		c.foreign.Add(doc.Pos(n), "", "not a Kubernetes object: apiVersion and kind are required")
+		return
+	}
 	if doc.APIVersion == "" || doc.Kind == "" {
 		c.diags.Add(doc.Pos(n), "", "not a Kubernetes object: apiVersion and kind are required")
 		return

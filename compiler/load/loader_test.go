@@ -139,3 +139,106 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const brokerYAML = "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: default}\n"
+
+// TestDiscoverPassesOverWhatIsNotAManifest walks a repository laid out as
+// GitOps repositories are: tool configuration beside the manifests, a Helm
+// chart, kustomizations.
+func TestDiscoverPassesOverWhatIsNotAManifest(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		".pre-commit-config.yaml":      "repos: []\n",
+		".github/workflows/ci.yaml":    "on: push\n",
+		"renovate.json":                `{"extends": ["config:recommended"]}`,
+		"mkdocs.yml":                   "site_name: x\n",
+		"charts/app/Chart.yaml":        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"charts/app/templates/cm.yaml": "{{ .Values.x }}\n",
+		"apps/base/kustomization.yaml": "resources: [broker.yaml]\n",
+		"apps/base/broker.yaml":        brokerYAML,
+		"apps/prod/Kustomization":      "resources: [../base]\n",
+		"clusters/prod/broker.yaml":    brokerYAML,
+		"clusters/prod/.hidden.yaml":   brokerYAML,
+		"docs/index.md":                "# docs\n",
+	})
+	in, err := Discover(Options{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(p string) string { r, _ := filepath.Rel(dir, p); return filepath.ToSlash(r) }
+	var files, kusts, skipped []string
+	for _, f := range in.Files {
+		files = append(files, rel(f))
+	}
+	for _, k := range in.Kustomizations {
+		kusts = append(kusts, rel(k))
+	}
+	for _, s := range in.Skipped {
+		skipped = append(skipped, rel(s.Path))
+	}
+	want := []string{"apps/base/broker.yaml", "clusters/prod/broker.yaml", "mkdocs.yml", "renovate.json"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"apps/base", "apps/prod"}, kusts); diff != "" {
+		t.Errorf("kustomizations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{".pre-commit-config.yaml", "charts/app", "clusters/prod/.hidden.yaml"}, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+
+	// What is left that is not a Kubernetes object is skipped when read.
+	l, err := ReadFiles(dir, in.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Diags) > 0 {
+		t.Errorf("diagnostics: %v", l.Diags)
+	}
+	var read []string
+	for _, s := range l.Skipped {
+		read = append(read, s.Path)
+	}
+	if diff := cmp.Diff([]string{"mkdocs.yml", "renovate.json"}, read); diff != "" {
+		t.Errorf("skipped when read (-want +got):\n%s", diff)
+	}
+	if len(l.Docs) != 2 {
+		t.Errorf("read %d objects, want the 2 Brokers", len(l.Docs))
+	}
+}
+
+// TestNonObjectsBesideObjects keeps the error for a document with no
+// apiVersion and kind when its file also holds objects, and for an object
+// that has only one of the two.
+func TestNonObjectsBesideObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		want          []string
+	}{
+		{"mixed.yaml", brokerYAML + "---\nfoo: bar\n", []string{"mixed.yaml:5:1: not a Kubernetes object: apiVersion and kind are required"}},
+		{"half.yaml", "kind: Broker\nmetadata: {name: a}\n", []string{"half.yaml:1:1: not a Kubernetes object: apiVersion and kind are required"}},
+		{"list.yaml", "- a\n- b\n", nil},
+		{"config.yaml", "site_name: x\n---\nnav: []\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got := loadString(t, tc.name, tc.content)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
