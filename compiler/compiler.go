@@ -9,11 +9,15 @@ package compiler
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/knc-dev/knc/compiler/check"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/kustomize"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
@@ -31,15 +35,58 @@ type Options struct {
 	// Dir is the directory relative paths are taken from; empty means the
 	// process's working directory.
 	Dir string
+	// Stdin is read for the path "-".
+	Stdin io.Reader
 }
+
+// StdinPath is the path that stands for standard input, and StdinName the
+// name diagnostics give it.
+const (
+	StdinPath = "-"
+	StdinName = "stdin"
+)
 
 // Result is a loaded, checked project.
 type Result struct {
 	Config *project.Config
-	Set    *model.Set
+	// Set holds the objects of every unit. With one unit it is that unit's
+	// set; with several, an object defined in more than one of them is
+	// indexed once, as the first unit defines it.
+	Set *model.Set
+	// Units are the deploy units, each checked on its own: the plain
+	// files first, then each kustomization no other one includes, by
+	// directory.
+	Units []*Unit
+	// Skipped lists what the loader passed over, and why.
+	Skipped []load.Skipped
 	// Diagnostics are sorted and de-duplicated; the project is valid when
 	// none of them is an error.
 	Diagnostics diag.List
+}
+
+// Unit is a set of objects that is deployed together, and so checked
+// together: references, duplicates and loops are computed within a unit.
+type Unit struct {
+	// Kustomization is the kustomization's directory, as the user named
+	// it, or "" for the plain files outside every kustomization.
+	Kustomization string
+	// Files are the files the unit's objects come from, as absolute
+	// paths: the plain files, or every file the kustomization includes.
+	Files []string
+	Set   *model.Set
+}
+
+// Name is how messages name the unit.
+func (u *Unit) Name() string {
+	if u.Kustomization == "" {
+		return "the files outside kustomizations"
+	}
+	return "kustomization " + u.Kustomization
+}
+
+// Knative counts the unit's Knative objects.
+func (u *Unit) Knative() int {
+	return len(u.Set.Brokers) + len(u.Set.Triggers) + len(u.Set.Channels) + len(u.Set.Subscriptions)
 }
 
 // Valid reports whether no error was found; warnings leave it valid.
@@ -112,25 +159,242 @@ func Load(opts Options) (*Result, error) {
 	if cfgFile != "" {
 		skip = []string{filepath.Clean(cfgFile)}
 	}
-	files, err := load.Files(load.Options{Paths: abs, Exclude: excludes, Base: base, Skip: skip, Root: base})
-	if err != nil {
-		return nil, err
+	var stdin bool
+	var walk []string
+	for i, p := range abs {
+		if paths[i] == StdinPath {
+			stdin = true
+			continue
+		}
+		walk = append(walk, p)
+	}
+	in := &load.Inputs{}
+	if len(walk) > 0 {
+		var err error
+		if in, err = load.Discover(load.Options{Paths: walk, Exclude: excludes, Base: base, Skip: skip, Root: base}); err != nil {
+			return nil, err
+		}
 	}
 	if len(opts.Exclude) > 0 {
-		var kept []string
-		for _, f := range files {
-			if !load.Excluded(opts.Exclude, dir, f) {
-				kept = append(kept, f)
+		keep := func(f string) bool { return !load.Excluded(opts.Exclude, dir, f) }
+		in.Files = slices.DeleteFunc(in.Files, func(f string) bool { return !keep(f) })
+		in.Kustomizations = slices.DeleteFunc(in.Kustomizations, func(f string) bool { return !keep(f) })
+	}
+	res.Skipped = in.Skipped
+	for i := range res.Skipped {
+		res.Skipped[i].Path = diag.RelPath(dir, absPath(res.Skipped[i].Path))
+	}
+
+	// Render every kustomization found; those another one includes are
+	// not units of their own, and neither are the files they read.
+	var rendered []*kustomize.Rendered
+	included := map[string]bool{}
+	for _, k := range in.Kustomizations {
+		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir})
+		if err != nil {
+			return nil, err
+		}
+		rendered = append(rendered, r)
+		for _, f := range r.Read {
+			included[f] = true
+		}
+	}
+	var diags diag.List
+	var units []*Unit
+	var kustDirs []string
+	for _, r := range rendered {
+		kustDirs = append(kustDirs, absPath(r.Dir))
+	}
+	explicit := map[string]bool{}
+	for _, p := range walk {
+		explicit[absPath(p)] = true
+	}
+	var plain []string
+	for _, f := range in.Files {
+		af := absPath(f)
+		if included[af] {
+			continue
+		}
+		if !explicit[af] {
+			if k := below(af, kustDirs); k != "" {
+				res.Skipped = append(res.Skipped, load.Skipped{Path: diag.RelPath(dir, af), Reason: "in the directory of kustomization " + diag.RelPath(dir, k) + ", which does not include it"})
+				continue
 			}
 		}
-		files = kept
+		plain = append(plain, f)
 	}
-	docs, diags, err := load.LoadFilesIn(dir, files)
-	if err != nil {
-		return nil, err
+	if len(plain) > 0 || stdin {
+		loaded, err := load.ReadFiles(dir, plain)
+		if err != nil {
+			return nil, err
+		}
+		if stdin {
+			data, err := readStdin(opts.Stdin)
+			if err != nil {
+				return nil, err
+			}
+			fromStdin := load.Read([]load.Source{{Name: StdinName, Data: data}})
+			loaded.Docs = append(loaded.Docs, fromStdin.Docs...)
+			loaded.Diags = append(loaded.Diags, fromStdin.Diags...)
+			loaded.Skipped = append(loaded.Skipped, fromStdin.Skipped...)
+		}
+		res.Skipped = append(res.Skipped, loaded.Skipped...)
+		set, checkDiags := check.Check(loaded.Docs, res.Config)
+		diags = append(diags, loaded.Diags...)
+		diags = append(diags, checkDiags...)
+		files := make([]string, len(plain))
+		for i, f := range plain {
+			files[i] = absPath(f)
+		}
+		units = append(units, &Unit{Files: files, Set: set})
 	}
-	set, checkDiags := check.Check(docs, res.Config)
-	res.Set = set
-	res.Diagnostics = append(diags, checkDiags...).Relative(dir).Sorted()
+	for _, r := range rendered {
+		if included[absPath(r.File)] {
+			continue
+		}
+		diags = append(diags, r.Diags...)
+		if len(r.Diags) > 0 {
+			continue
+		}
+		set, checkDiags := check.Check(r.Docs, res.Config)
+		name := diag.RelPath(dir, absPath(r.Dir))
+		diags = append(diags, inUnit(checkDiags, name, absPath(r.Dir), dir, r.Patches)...)
+		units = append(units, &Unit{Kustomization: name, Files: r.Read, Set: set})
+	}
+	res.Units = units
+	res.Set = merge(units)
+	if !diags.HasErrors() {
+		// Errors already say what is wrong with what was found.
+		diags = append(diags, emptyPaths(paths, abs, dir, units)...)
+	}
+	slices.SortFunc(res.Skipped, func(a, b load.Skipped) int { return strings.Compare(a.Path, b.Path) })
+	res.Diagnostics = diags.Relative(dir).Sorted()
 	return res, nil
+}
+
+// inUnit says, in diagnostics of a kustomization's objects, what the file
+// they point at does not: which patch of which overlay set the field, or
+// which kustomization built a base's object.
+func inUnit(diags diag.List, name, kustDir, dir string, patches []string) diag.List {
+	out := slices.Clone(diags)
+	for i, d := range out {
+		file := d.Pos.File
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(dir, file)
+		}
+		switch {
+		case slices.Contains(patches, d.Pos.File):
+			out[i].Message += fmt.Sprintf(" (set by patch %s of kustomization %s)", d.Pos.File, name)
+		case below(file, []string{kustDir}) == "":
+			out[i].Message += fmt.Sprintf(" (as built by kustomization %s)", name)
+		}
+	}
+	return out
+}
+
+// emptyPaths warns about each path that holds no Knative object: a typo in
+// a CI configuration's paths would otherwise pass unnoticed.
+func emptyPaths(paths, abs []string, dir string, units []*Unit) diag.List {
+	var diags diag.List
+	for i, p := range abs {
+		found := false
+		for _, u := range units {
+			if u.Knative() == 0 {
+				continue
+			}
+			if paths[i] == StdinPath {
+				found = found || slices.ContainsFunc(u.Set.Entries, func(e *model.Entry) bool { return e.Object != nil && e.Doc.File == StdinName })
+				continue
+			}
+			ap := absPath(p)
+			if u.Kustomization != "" {
+				kd := absPath(filepath.Join(dir, u.Kustomization))
+				found = found || below(kd, []string{ap}) != "" || below(ap, []string{kd}) != ""
+				continue
+			}
+			for _, e := range u.Set.Entries {
+				if e.Object != nil && below(absPath(filepath.Join(dir, e.Doc.File)), []string{ap}) != "" {
+					found = true
+					break
+				}
+			}
+		}
+		if !found {
+			name := paths[i]
+			if name == StdinPath {
+				name = StdinName
+			}
+			diags.AddWarning(diag.Pos{File: name}, "", "no Knative Eventing object (Broker, Trigger, Channel, Subscription) found here; check the path, and run with -v to list the files passed over")
+		}
+	}
+	return diags
+}
+
+// below returns the directory among dirs that file is, or lies below.
+func below(file string, dirs []string) string {
+	for _, d := range dirs {
+		if file == d || strings.HasPrefix(file, d+string(filepath.Separator)) || d == string(filepath.Separator) {
+			return d
+		}
+	}
+	return ""
+}
+
+// sourceRoot is the directory a kustomization may read files from, as the
+// root of a Flux source: the top of its git work tree, else the working
+// directory when the kustomization lies below it.
+func sourceRoot(dir, kustomization string) string {
+	k := absPath(kustomization)
+	for d := k; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if below(k, []string{dir}) != "" {
+		return dir
+	}
+	return k
+}
+
+func readStdin(r io.Reader) ([]byte, error) {
+	if r == nil {
+		r = os.Stdin
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return data, nil
+}
+
+// merge joins the units' sets.
+func merge(units []*Unit) *model.Set {
+	if len(units) == 1 {
+		return units[0].Set
+	}
+	set := &model.Set{Index: map[model.Key]*model.Entry{}}
+	for _, u := range units {
+		set.Brokers = append(set.Brokers, u.Set.Brokers...)
+		set.Triggers = append(set.Triggers, u.Set.Triggers...)
+		set.Channels = append(set.Channels, u.Set.Channels...)
+		set.Subscriptions = append(set.Subscriptions, u.Set.Subscriptions...)
+		set.Entries = append(set.Entries, u.Set.Entries...)
+		for k, e := range u.Set.Index {
+			if _, ok := set.Index[k]; !ok {
+				set.Index[k] = e
+			}
+		}
+	}
+	return set
+}
+
+func absPath(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return a
 }

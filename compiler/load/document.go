@@ -23,12 +23,39 @@ type Document struct {
 	Kind       string
 	Name       string
 	Namespace  string
+
+	// nodeFiles names the file of nodes that come from another file than
+	// File: a rendered object's fields that a kustomize patch set.
+	nodeFiles map[*yaml.Node]string
+}
+
+// NewDocument returns the document of an object whose root is n, read from
+// file.
+func NewDocument(file string, n *yaml.Node) *Document {
+	doc := &Document{File: file, Root: n, APIVersion: scalar(n, "apiVersion"), Kind: scalar(n, "kind")}
+	if md := child(n, "metadata"); md != nil {
+		doc.Name = scalar(md, "name")
+		doc.Namespace = scalar(md, "namespace")
+	}
+	return doc
+}
+
+// SetNodeFile says that n, whose Line and Column are set, lies in file
+// rather than in the document's File.
+func (d *Document) SetNodeFile(n *yaml.Node, file string) {
+	if d.nodeFiles == nil {
+		d.nodeFiles = map[*yaml.Node]string{}
+	}
+	d.nodeFiles[n] = file
 }
 
 // Pos returns the position of n in the document's file.
 func (d *Document) Pos(n *yaml.Node) diag.Pos {
 	if n == nil {
 		return diag.Pos{File: d.File}
+	}
+	if f, ok := d.nodeFiles[n]; ok {
+		return diag.Pos{File: f, Line: n.Line, Column: n.Column}
 	}
 	return diag.Pos{File: d.File, Line: n.Line, Column: n.Column}
 }

@@ -393,9 +393,8 @@ const notAnObject = "no document has apiVersion and kind: not a Kubernetes manif
 // A file whose documents mix objects with such documents is an error at
 // each of the latter, as before.
 func ReadFiles(dir string, files []string) (*Loaded, error) {
-	var chunks []*chunk
-	var cueFiles []*chunk
-	for _, file := range files {
+	sources := make([]Source, len(files))
+	for i, file := range files {
 		src, err := safeio.ReadFile(file, MaxFileBytes)
 		if err != nil {
 			return nil, err
@@ -404,6 +403,25 @@ func ReadFiles(dir string, files []string) (*Loaded, error) {
 		if dir != "" {
 			f = diag.RelPath(dir, file)
 		}
+		sources[i] = Source{Name: f, Data: src}
+	}
+	return Read(sources), nil
+}
+
+// Source is the content of a file, or of a stream such as standard input,
+// under the name documents and diagnostics give it.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// Read reads sources as ReadFiles reads files. A source's format is told
+// by the extension of its name: .cue is CUE, anything else YAML or JSON.
+func Read(sources []Source) *Loaded {
+	var chunks []*chunk
+	var cueFiles []*chunk
+	for _, s := range sources {
+		f, src := s.Name, s.Data
 		if len(bytes.TrimSpace(src)) == 0 {
 			continue
 		}
@@ -448,7 +466,7 @@ func ReadFiles(dir string, files []string) (*Loaded, error) {
 			l.Skipped = append(l.Skipped, Skipped{Path: c.file, Reason: notAnObject})
 		}
 	}
-	return l, nil
+	return l
 }
 
 // splitStream cuts a YAML stream at its document markers. A marker at the

@@ -1,0 +1,12 @@
+// Package kustomize renders a kustomization as Flux's kustomize-controller
+// does (github.com/fluxcd/pkg/kustomize: no load restrictions below the
+// repository's root, builtin transformers only), and offline: a remote base
+// is an error rather than a clone.
+//
+// Rendered objects become load.Documents whose nodes point back at the
+// files they came from: the resource file for what the base says, the
+// patch file for what an overlay's patch set, the kustomization file for
+// what one of its transformers set. kustomize's origin annotations say
+// which resource file an object comes from; the fields are then found in
+// that file by their path.
+package kustomize

@@ -1,0 +1,388 @@
+package kustomize
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	fluxkustomize "github.com/fluxcd/pkg/kustomize"
+	securefs "github.com/fluxcd/pkg/kustomize/filesys"
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
+)
+
+// Rendered is a kustomization built.
+type Rendered struct {
+	// Dir is the kustomization's directory, File its kustomization file,
+	// both as the caller named them.
+	Dir, File string
+	// Docs are the rendered objects, in kustomize's output order.
+	Docs []*load.Document
+	// Read lists every file the build read, as absolute paths: the
+	// kustomization files, resources and patches it includes.
+	Read []string
+	// Patches are the files among Read that patched an object, named as
+	// diagnostics name them.
+	Patches []string
+	// Diags holds the build's error, at the kustomization file.
+	Diags diag.List
+}
+
+// Options says how to render.
+type Options struct {
+	// Root is the directory no file may be read from outside of: the top
+	// of the repository, as the root of a Flux source.
+	Root string
+	// RelativeTo names files, in documents and diagnostics, relative to
+	// this directory when they lie below it; empty keeps them absolute.
+	RelativeTo string
+}
+
+// Render builds the kustomization in dir. Problems with the kustomization
+// (a missing resource, a patch whose target is missing, a remote base) are
+// Diags; the error is for I/O trouble only.
+func Render(dir string, opts Options) (*Rendered, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	kfile := load.KustomizationFile(absDir)
+	if kfile == "" {
+		return nil, fmt.Errorf("%s: no kustomization file (%s)", dir, strings.Join(load.KustomizationFileNames, ", "))
+	}
+	root := opts.Root
+	if root == "" {
+		root = absDir
+	}
+	secure, err := securefs.MakeFsOnDiskSecure(root)
+	if err != nil {
+		return nil, err
+	}
+	rel := func(file string) string {
+		if opts.RelativeTo == "" {
+			return file
+		}
+		return diag.RelPath(opts.RelativeTo, file)
+	}
+	r := &Rendered{Dir: dir, File: rel(kfile)}
+	rec := &recordingFS{FileSystem: secure, target: absDir, read: map[string]bool{}}
+	m, err := fluxkustomize.Build(rec, absDir)
+	for f := range rec.read {
+		r.Read = append(r.Read, f)
+	}
+	slices.Sort(r.Read)
+	if err != nil {
+		r.Diags = append(r.Diags, buildError(kfile, r.File, err))
+		return r, nil
+	}
+
+	type source struct {
+		docs  []*load.Document
+		diags diag.List
+	}
+	sources := map[string]*source{}
+	read := func(file string) *source {
+		if s, ok := sources[file]; ok {
+			return s
+		}
+		s := &source{}
+		if l, err := load.ReadFiles(opts.RelativeTo, []string{file}); err == nil {
+			s.docs, s.diags = l.Docs, l.Diags
+		}
+		sources[file] = s
+		return s
+	}
+
+	resources := m.Resources()
+	origins := make([]string, len(resources))
+	isOrigin := map[string]bool{}
+	for i, res := range resources {
+		origins[i] = kfile
+		if o, err := res.GetOrigin(); err == nil && o != nil && o.Repo == "" {
+			switch {
+			case o.Path != "":
+				origins[i] = filepath.Join(absDir, o.Path)
+			case o.ConfiguredIn != "":
+				origins[i] = filepath.Join(absDir, o.ConfiguredIn)
+			}
+		}
+		isOrigin[origins[i]] = true
+	}
+	if err := m.RemoveOriginAnnotations(); err != nil {
+		r.Diags = append(r.Diags, buildError(kfile, r.File, err))
+		return r, nil
+	}
+	// The files read that are neither kustomization files nor the origin
+	// of an object are patches (or transformer configurations).
+	var patchDocs []*load.Document
+	for _, f := range r.Read {
+		if isOrigin[f] || slices.Contains(load.KustomizationFileNames, filepath.Base(f)) {
+			continue
+		}
+		patchDocs = append(patchDocs, read(f).docs...)
+	}
+	kustText, _ := os.ReadFile(kfile)
+	patched := map[string]bool{}
+	for i, res := range resources {
+		node := res.RNode.YNode()
+		id := res.OrgId()
+		origin := origins[i]
+		var src *load.Document
+		for _, d := range read(origin).docs {
+			if d.Kind == id.Kind && d.Name == id.Name {
+				src = d
+				break
+			}
+		}
+		file := rel(origin)
+		doc := load.NewDocument(file, node)
+		var patches []*load.Document
+		for _, p := range patchDocs {
+			if p.Kind == id.Kind && p.Name == id.Name {
+				patches = append(patches, p)
+			}
+		}
+		mp := mapper{doc: doc, kustFile: r.File, kustText: kustText, patched: patched}
+		var srcRoot *yaml.Node
+		if src != nil {
+			doc.Index = src.Index
+			srcRoot = src.Root
+		}
+		patchRoots := make([]patchNode, len(patches))
+		for j, p := range patches {
+			patchRoots[j] = patchNode{file: p.File, node: p.Root}
+		}
+		mp.walk(node, srcRoot, patchRoots, nil)
+		r.Docs = append(r.Docs, doc)
+	}
+	for f := range patched {
+		r.Patches = append(r.Patches, f)
+	}
+	slices.Sort(r.Patches)
+	return r, nil
+}
+
+// buildError is a kustomize error, placed on the line of the kustomization
+// file that names what the error is about, when one does.
+func buildError(kfile, name string, err error) diag.Diagnostic {
+	msg := err.Error()
+	pos := diag.Pos{File: name, Line: 1, Column: 1}
+	if text, rerr := os.ReadFile(kfile); rerr == nil {
+		for i, line := range strings.Split(string(text), "\n") {
+			entry := strings.TrimSpace(line)
+			entry = strings.TrimPrefix(entry, "- ")
+			entry = strings.TrimPrefix(entry, "path: ")
+			entry = strings.Trim(strings.TrimSpace(entry), `"'`)
+			if len(entry) > 2 && !strings.HasSuffix(entry, ":") && strings.Contains(msg, entry) {
+				pos.Line, pos.Column = i+1, strings.Index(line, entry)+1
+				break
+			}
+		}
+	}
+	return diag.Diagnostic{Pos: pos, Message: "kustomize build failed: " + msg}
+}
+
+type patchNode struct {
+	file string
+	node *yaml.Node
+}
+
+// mapper gives the nodes of a rendered object the positions of the nodes
+// they came from.
+type mapper struct {
+	doc      *load.Document
+	kustFile string
+	kustText []byte
+	patched  map[string]bool
+}
+
+// walk maps n, the rendered node, given the node at the same path in the
+// source object (or nil) and in the patches for the object. parent is the
+// rendered node's parent, already mapped.
+func (m *mapper) walk(n, src *yaml.Node, patches []patchNode, parent *yaml.Node) {
+	m.place(n, src, patches, parent)
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			sk, sv := mapEntry(src, k.Value)
+			var pk, pv []patchNode
+			for _, p := range patches {
+				if kk, vv := mapEntry(p.node, k.Value); kk != nil {
+					pk = append(pk, patchNode{p.file, kk})
+					pv = append(pv, patchNode{p.file, vv})
+				}
+			}
+			m.place(k, sk, pk, n)
+			m.walk(v, sv, pv, k)
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			var si *yaml.Node
+			if src != nil && src.Kind == yaml.SequenceNode && i < len(src.Content) {
+				si = src.Content[i]
+			}
+			var pi []patchNode
+			for _, p := range patches {
+				if p.node.Kind == yaml.SequenceNode && i < len(p.node.Content) {
+					pi = append(pi, patchNode{p.file, p.node.Content[i]})
+				}
+			}
+			m.walk(item, si, pi, n)
+		}
+	}
+}
+
+// place sets n's position: the source's when the source holds the same
+// value there, else a patch's when the last patch holding the path set
+// this value, else the line of the kustomization file that holds a scalar
+// value a transformer set, else the parent's.
+func (m *mapper) place(n, src *yaml.Node, patches []patchNode, parent *yaml.Node) {
+	if src != nil && (n.Kind != yaml.ScalarNode || src.Kind == yaml.ScalarNode && src.Value == n.Value) {
+		n.Line, n.Column = src.Line, src.Column
+		return
+	}
+	for i := len(patches) - 1; i >= 0; i-- {
+		p := patches[i]
+		if n.Kind == yaml.ScalarNode && (p.node.Kind != yaml.ScalarNode || p.node.Value != n.Value) {
+			continue
+		}
+		n.Line, n.Column = p.node.Line, p.node.Column
+		m.doc.SetNodeFile(n, p.file)
+		m.patched[p.file] = true
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.Value != "" {
+		if line, col := findValue(m.kustText, n.Value); line > 0 {
+			n.Line, n.Column = line, col
+			m.doc.SetNodeFile(n, m.kustFile)
+			return
+		}
+	}
+	if parent != nil {
+		p := m.doc.Pos(parent)
+		n.Line, n.Column = p.Line, p.Column
+		if p.File != m.doc.File {
+			m.doc.SetNodeFile(n, p.File)
+		}
+		return
+	}
+	n.Line, n.Column = 1, 1
+	m.doc.SetNodeFile(n, m.kustFile)
+}
+
+func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// findValue finds the line of text that holds value after a colon or a
+// list dash, as a YAML scalar would be written.
+func findValue(text []byte, value string) (line, col int) {
+	for i, l := range bytes.Split(text, []byte("\n")) {
+		at := bytes.Index(l, []byte(value))
+		if at <= 0 {
+			continue
+		}
+		before := bytes.TrimRight(l[:at], `"' `)
+		if bytes.HasSuffix(before, []byte(":")) || bytes.HasSuffix(before, []byte("-")) {
+			after := bytes.TrimLeft(l[at+len(value):], `"' `)
+			if len(after) == 0 || after[0] == '#' {
+				return i + 1, at + 1
+			}
+		}
+	}
+	return 0, 0
+}
+
+// recordingFS records the files a build reads, refuses remote bases before
+// kustomize would clone them, and asks kustomize for origin annotations on
+// the kustomization being built.
+type recordingFS struct {
+	filesys.FileSystem
+	target string
+	mu     sync.Mutex
+	read   map[string]bool
+}
+
+func (f *recordingFS) ReadFile(path string) ([]byte, error) {
+	data, err := f.FileSystem.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.read[abs] = true
+	f.mu.Unlock()
+	if !slices.Contains(load.KustomizationFileNames, filepath.Base(abs)) {
+		return data, nil
+	}
+	if err := offline(abs, data); err != nil {
+		return nil, err
+	}
+	if filepath.Dir(abs) == f.target {
+		return withOriginAnnotations(data)
+	}
+	return data, nil
+}
+
+// offline refuses a kustomization that names a remote base or component.
+func offline(file string, data []byte) error {
+	var k types.Kustomization
+	if err := sigsyaml.Unmarshal(data, &k); err != nil {
+		return nil // kustomize reports it, in its words
+	}
+	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
+		for _, entry := range list {
+			if !fluxkustomize.IsLocalRelativePath(entry) || strings.Contains(entry, "?ref=") {
+				return fmt.Errorf("%s: %q is not a relative path in the repository: knc renders kustomizations offline, so vendor remote bases into the repository", file, entry)
+			}
+		}
+	}
+	return nil
+}
+
+// withOriginAnnotations adds originAnnotations to the kustomization's
+// buildMetadata, so that each rendered object says which file it came
+// from.
+func withOriginAnnotations(data []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return data, nil // kustomize reports it, in its words
+	}
+	m := doc.Content[0]
+	_, list := mapEntry(m, "buildMetadata")
+	if list == nil {
+		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "buildMetadata"}, list)
+	}
+	if list.Kind != yaml.SequenceNode {
+		return data, nil
+	}
+	for _, item := range list.Content {
+		if item.Value == types.OriginAnnotations {
+			return data, nil
+		}
+	}
+	list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: types.OriginAnnotations})
+	return yaml.Marshal(m)
+}
