@@ -45,16 +45,33 @@ must be new, empty, or the output of a previous build (knc writes a
 input).
 
 Without -o, the objects are printed to standard output as one YAML stream,
-in the order kustomize would apply them.`,
+in the order kustomize would apply them. -o yaml and -o json are refused
+unless a directory of that name exists: write -o ./yaml to mean one.
+
+A kustomization (a directory with kustomization.yaml, kustomization.yml or
+Kustomization) is rendered as Flux renders it, and what it renders is
+built. Each kustomization that no other includes is a deploy unit, and so
+are the plain files outside every kustomization; build builds one unit,
+so give it the overlay to build. PATH - reads a YAML stream from standard
+input.`,
 		Example: `  # Build the current directory into deploy/.
   knc build -o deploy
 
   # Print what would be applied, for a quick look or a pipe.
   knc build eventing/ | kubectl apply --dry-run=server -f -
 
+  # Build one overlay of a kustomize layout.
+  knc build apps/production -o deploy/production
+
+  # Build what another tool renders.
+  kustomize build apps/production | knc build - -o deploy/production
+
   # Use a pinned runtime image.
   knc build -o deploy --image ghcr.io/knc-dev/knc:v0.3.0`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputDir(output); err != nil {
+				return err
+			}
 			res, err := flags.load(args)
 			if err != nil {
 				return err
@@ -62,6 +79,9 @@ in the order kustomize would apply them.`,
 			printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 			if !res.Valid() {
 				return silentExit(exitFailed)
+			}
+			if res, err = singleUnit(res, "build"); err != nil {
+				return err
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{
 				Image:   image,
@@ -106,6 +126,19 @@ in the order kustomize would apply them.`,
 	return cmd
 }
 
+// checkOutputDir refuses -o yaml and -o json when no such directory exists:
+// other tools take -o for a format, and knc build would otherwise quietly
+// create a directory of that name.
+func checkOutputDir(output string) error {
+	if output != "yaml" && output != "json" {
+		return nil
+	}
+	if info, err := os.Stat(output); err == nil && info.IsDir() {
+		return nil
+	}
+	return usageError("-o %s: knc build writes a kustomize directory with -o DIR, and has no output format; to stream the objects as YAML to standard output, leave -o out (knc build PATH); to write a directory called %s, give -o ./%s", output, output, output)
+}
+
 // writeArgoCDHealth writes the argocd-cm patch holding knc's health checks.
 func writeArgoCDHealth(file string) error {
 	data, err := argocd.ConfigMapPatch("argocd")
@@ -122,7 +155,7 @@ func projectRoot(res *compiler.Result, args []string) string {
 		return filepath.Dir(res.Config.File)
 	}
 	root := "."
-	if len(args) > 0 {
+	if len(args) > 0 && args[0] != compiler.StdinPath {
 		root = args[0]
 	}
 	if info, err := os.Stat(root); err == nil && !info.IsDir() {

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler"
@@ -11,22 +15,73 @@ type loadFlags struct {
 	config  string
 	exclude []string
 	strict  bool
+	verbose bool
+	stdin   io.Reader
+	stderr  io.Writer
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "project config file (default: knc.yaml in the first path or a parent, up to the top of the git work tree)")
 	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "skip files and directories matching this path.Match `pattern`, relative to the current directory (repeatable)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat warnings (checks stricter than Knative's admission) as errors")
+	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "list on stderr the files and directories passed over, and the deploy units found")
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		f.stdin, f.stderr = cmd.InOrStdin(), cmd.ErrOrStderr()
+		if prev != nil {
+			return prev(cmd, args)
+		}
+		return nil
+	}
 }
 
 // load compiles paths; an I/O error is a usage-level failure (exit 2).
 func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
-	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: f.exclude})
+	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: f.exclude, Stdin: f.stdin})
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
 	}
 	if f.strict {
 		res.Diagnostics = res.Diagnostics.Strict()
 	}
+	if f.verbose && f.stderr != nil {
+		for _, s := range res.Skipped {
+			fmt.Fprintf(f.stderr, "knc: skipped %s: %s\n", s.Path, s.Reason)
+		}
+		for _, u := range res.Units {
+			fmt.Fprintf(f.stderr, "knc: deploy unit %s: %d objects, %d of them Knative\n", u.Name(), len(u.Set.Entries), u.Knative())
+		}
+	}
 	return res, nil
+}
+
+// singleUnit narrows res to the one deploy unit a command that compiles
+// needs. Units with no Knative object are left aside when exactly one unit
+// has some; otherwise several units are refused, naming them.
+func singleUnit(res *compiler.Result, command string) (*compiler.Result, error) {
+	if len(res.Units) <= 1 {
+		return res, nil
+	}
+	var withKnative []*compiler.Unit
+	for _, u := range res.Units {
+		if u.Knative() > 0 {
+			withKnative = append(withKnative, u)
+		}
+	}
+	if len(withKnative) == 1 {
+		one := *res
+		one.Units = withKnative
+		one.Set = withKnative[0].Set
+		return &one, nil
+	}
+	var names []string
+	example := "PATH"
+	for _, u := range withKnative {
+		names = append(names, u.Name())
+		if u.Kustomization != "" {
+			example = u.Kustomization
+		}
+	}
+	return nil, usageError("the paths hold %d deploy units, each deployed on its own: %s; %s one at a time, such as knc %s %s",
+		len(withKnative), strings.Join(names, ", "), command, command, example)
 }

@@ -200,6 +200,9 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 		printDiagnostics(stderr, res.Diagnostics)
 		return silentExit(exitTrouble)
 	}
+	if res, err = singleUnit(res, "diff"); err != nil {
+		return err
+	}
 	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: moduleVersion(), Root: projectRoot(res, args)})
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}

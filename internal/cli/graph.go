@@ -70,6 +70,9 @@ func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*graph.Grap
 		printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 		return nil, silentExit(exitFailed)
 	}
+	if res, err = singleUnit(res, "graph"); err != nil {
+		return nil, err
+	}
 	g, diags := buildGraph(res)
 	if len(diags) > 0 {
 		printDiagnostics(cmd.ErrOrStderr(), diags)

@@ -75,6 +75,9 @@ func compileTable(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []str
 	if !res.Valid() {
 		return nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("the manifests are invalid; nothing was started")}
 	}
+	if res, err = singleUnit(res, "run"); err != nil {
+		return nil, nil, err
+	}
 	address, err := af.resolver(res.Config.DefaultNamespace)
 	if err != nil {
 		return nil, nil, err

@@ -38,8 +38,21 @@ brokerRef (knc routes by spec.broker), an empty Subscription reply, and any
 problem in a status (the API server drops it).
 
 PATH is a file or a directory, walked recursively; the default is the current
-directory. YAML (multi-document streams included), JSON and CUE files are
-read. Other Kubernetes objects in the set are loaded as reference targets.
+directory; - reads a YAML stream from standard input. YAML (multi-document
+streams included), JSON and CUE files are read. Other Kubernetes objects in
+the set are loaded as reference targets. Files none of whose documents has
+apiVersion and kind (tool and CI configuration), hidden files and
+directories, and Helm charts (a directory with Chart.yaml: pipe helm
+template into knc validate - instead) are passed over; -v lists them.
+
+A directory with kustomization.yaml, kustomization.yml or Kustomization is
+rendered as Flux renders it, offline, and the rendered objects are checked;
+errors point at the file and line an object or field came from, naming the
+patch that set it. Each kustomization no other one includes is a deploy
+unit, and so are the plain files outside every kustomization: references,
+duplicates and loops are checked within a unit, so overlays for two
+clusters may define the same objects. A path that holds no Knative object
+is a warning.
 
 Errors are printed on stderr as FILE:LINE:COL: FIELD.PATH: MESSAGE, sorted,
 each once. Checks where knc is stricter than Knative's admission on purpose
@@ -51,6 +64,9 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 
   # Validate two directories, skipping generated files.
   knc validate eventing/ team-a/ --exclude 'team-a/generated'
+
+  # Check what kustomize or helm renders.
+  kustomize build apps/production | knc validate -
 
   # Annotate a pull request from GitHub Actions.
   knc validate -o github
