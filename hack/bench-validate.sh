@@ -50,7 +50,7 @@ echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit
 for n in 10000 100000; do
 	dir=$work/corpus-$n
 	mkdir -p "$dir"
-	go run ./internal/benchcorpus/cmd/gen "$dir" "$n"
+	go run ./internal/benchcorpus/cmd/gen/main.go "$dir" "$n"
 	echo "corpus: $n objects"
 	measure "  knc validate" "$bin/knc" validate "$dir"
 	measure "  cue vet (same schema)" "$work/cue-vet.sh" "$dir"

@@ -1,3 +1,11 @@
+// Command gen writes a benchmark corpus: gen DIR OBJECTS.
+//
+// It is built only when named as a file (go run
+// ./internal/benchcorpus/cmd/gen/main.go), so that go install ./..., which
+// pre-commit runs to install its hooks, installs knc alone.
+
+//go:build ignore
+
 package main
 
 import (
