@@ -189,14 +189,20 @@ func Load(opts Options) (*Result, error) {
 	// not units of their own, and neither are the files they read.
 	var rendered []*kustomize.Rendered
 	included := map[string]bool{}
+	// includedByOther holds the kustomization files another build read.
+	includedByOther := map[string]bool{}
 	for _, k := range in.Kustomizations {
 		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir})
 		if err != nil {
 			return nil, err
 		}
 		rendered = append(rendered, r)
+		own := absPath(filepath.Join(dir, r.File))
 		for _, f := range r.Read {
 			included[f] = true
+			if f != own {
+				includedByOther[f] = true
+			}
 		}
 	}
 	var diags diag.List
@@ -228,6 +234,17 @@ func Load(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(loaded.Docs) == 0 && len(loaded.Diags) == 0 && !stdin {
+			// Tool configuration only: no unit.
+			res.Skipped = append(res.Skipped, loaded.Skipped...)
+			plain = nil
+		}
+	}
+	if len(plain) > 0 || stdin {
+		loaded, err := load.ReadFiles(dir, plain)
+		if err != nil {
+			return nil, err
+		}
 		if stdin {
 			data, err := readStdin(opts.Stdin)
 			if err != nil {
@@ -249,7 +266,7 @@ func Load(opts Options) (*Result, error) {
 		units = append(units, &Unit{Files: files, Set: set})
 	}
 	for _, r := range rendered {
-		if included[absPath(r.File)] {
+		if includedByOther[absPath(filepath.Join(dir, r.File))] {
 			continue
 		}
 		diags = append(diags, r.Diags...)
@@ -284,7 +301,7 @@ func inUnit(diags diag.List, name, kustDir, dir string, patches []string) diag.L
 		}
 		switch {
 		case slices.Contains(patches, d.Pos.File):
-			out[i].Message += fmt.Sprintf(" (set by patch %s of kustomization %s)", d.Pos.File, name)
+			out[i].Message += fmt.Sprintf(" (set by a patch of kustomization %s)", name)
 		case below(file, []string{kustDir}) == "":
 			out[i].Message += fmt.Sprintf(" (as built by kustomization %s)", name)
 		}

@@ -209,6 +209,9 @@ type mapper struct {
 // source object (or nil) and in the patches for the object. parent is the
 // rendered node's parent, already mapped.
 func (m *mapper) walk(n, src *yaml.Node, patches []patchNode, parent *yaml.Node) {
+	// kustomize leaves the tags of nodes it merged unresolved; later
+	// stages read the resolved ones, as a parser gives them.
+	n.Tag = n.ShortTag()
 	m.place(n, src, patches, parent)
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -222,6 +225,7 @@ func (m *mapper) walk(n, src *yaml.Node, patches []patchNode, parent *yaml.Node)
 					pv = append(pv, patchNode{p.file, vv})
 				}
 			}
+			k.Tag = k.ShortTag()
 			m.place(k, sk, pk, n)
 			m.walk(v, sv, pv, k)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -30,9 +31,21 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"freeport": cmdFreePort,
+			"fixture":  cmdFixture,
 			"waitfor":  cmdWaitFor,
 		},
 	})
+}
+
+// cmdFixture copies a directory of testdata, such as the GitOps repository
+// in testdata/gitops, into the script's work directory: fixture NAME DIR.
+func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fixture NAME DIR")
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", args[0]))
+	ts.Check(err)
+	ts.Check(os.CopyFS(ts.MkAbs(args[1]), os.DirFS(src)))
 }
 
 // cmdFreePort sets the environment variable named by its argument to a TCP
