@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/internal/gitrev"
+	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/project"
 )
 
@@ -125,7 +126,8 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		return fail(err)
 	}
 	keep := func(file string) bool {
-		return slices.Contains(manifestExts, path.Ext(file)) || slices.Contains(project.FileNames, path.Base(file))
+		return slices.Contains(manifestExts, path.Ext(file)) || slices.Contains(project.FileNames, path.Base(file)) ||
+			slices.Contains(load.KustomizationFileNames, path.Base(file))
 	}
 	if _, err := repo.Extract(ctx, commit, gitrev.Select{Paths: wanted, Keep: keep}, tmp); err != nil {
 		return fail(fmt.Errorf("reading %s: %w", rev, err))

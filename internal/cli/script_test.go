@@ -30,9 +30,10 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("KNC_UPDATE") != "",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"freeport": cmdFreePort,
-			"fixture":  cmdFixture,
-			"waitfor":  cmdWaitFor,
+			"freeport":   cmdFreePort,
+			"fixture":    cmdFixture,
+			"actionstep": cmdActionStep,
+			"waitfor":    cmdWaitFor,
 		},
 	})
 }
