@@ -191,7 +191,19 @@ func Load(opts Options) (*Result, error) {
 	included := map[string]bool{}
 	// includedByOther holds the kustomization files another build read.
 	includedByOther := map[string]bool{}
+	// A kustomization that another one names among its resources is
+	// built as part of it, and need not be built alone: kustomize's cost
+	// grows faster than the number of objects, so that matters.
+	named := map[string]bool{}
 	for _, k := range in.Kustomizations {
+		for _, sub := range kustomize.Includes(k) {
+			named[sub] = true
+		}
+	}
+	for _, k := range in.Kustomizations {
+		if named[absPath(k)] {
+			continue
+		}
 		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir})
 		if err != nil {
 			return nil, err
@@ -208,8 +220,8 @@ func Load(opts Options) (*Result, error) {
 	var diags diag.List
 	var units []*Unit
 	var kustDirs []string
-	for _, r := range rendered {
-		kustDirs = append(kustDirs, absPath(r.Dir))
+	for _, k := range in.Kustomizations {
+		kustDirs = append(kustDirs, absPath(k))
 	}
 	explicit := map[string]bool{}
 	for _, p := range walk {

@@ -390,3 +390,39 @@ func withOriginAnnotations(data []byte) ([]byte, error) {
 	list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: types.OriginAnnotations})
 	return yaml.Marshal(m)
 }
+
+// Includes lists the directories among resources, components and bases of
+// the kustomization in dir that are kustomizations themselves, as absolute
+// paths. An unreadable or malformed kustomization file includes nothing
+// here: building it reports the problem.
+func Includes(dir string) []string {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	kfile := load.KustomizationFile(absDir)
+	if kfile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(kfile)
+	if err != nil {
+		return nil
+	}
+	var k types.Kustomization
+	if err := sigsyaml.Unmarshal(data, &k); err != nil {
+		return nil
+	}
+	var out []string
+	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
+		for _, entry := range list {
+			if !fluxkustomize.IsLocalRelativePath(entry) {
+				continue
+			}
+			sub := filepath.Join(absDir, entry)
+			if load.KustomizationFile(sub) != "" {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
+}

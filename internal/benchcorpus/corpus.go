@@ -17,6 +17,9 @@ type Shape struct {
 	Objects int
 	// Namespaces spreads the objects.
 	Namespaces int
+	// NamespacePrefix names the namespaces, PREFIX-0 and on; the default
+	// is team.
+	NamespacePrefix string
 }
 
 // Counts splits a corpus: per 25 objects, one Broker, twenty Triggers, one
@@ -42,7 +45,11 @@ func WriteByKind(dir string, s Shape) error {
 		defer f.Close()
 		files[name] = f
 	}
-	ns := func(i int) string { return fmt.Sprintf("team-%d", i%s.Namespaces) }
+	prefix := s.NamespacePrefix
+	if prefix == "" {
+		prefix = "team"
+	}
+	ns := func(i int) string { return fmt.Sprintf("%s-%d", prefix, i%s.Namespaces) }
 	for b := range brokers {
 		if err := writeBroker(files["brokers"], ns(b), b); err != nil {
 			return err
@@ -170,4 +177,37 @@ spec:
     uri: http://replies.example.com/%d
 `, c, i, ns, c, c, i)
 	return err
+}
+
+// WriteSplit writes the corpus in parts directories, part-0 and on, each
+// with its share of the objects in namespaces of its own. With kustomize
+// set, each part is a kustomize base, and overlays/part-N a kustomization
+// that includes it: the same objects, in deploy units of their own.
+func WriteSplit(dir string, s Shape, parts int, kustomize bool) error {
+	for i := range parts {
+		part := filepath.Join(dir, fmt.Sprintf("part-%d", i))
+		if err := os.MkdirAll(part, 0o755); err != nil {
+			return err
+		}
+		ps := Shape{Objects: s.Objects / parts, Namespaces: s.Namespaces, NamespacePrefix: fmt.Sprintf("part-%d", i)}
+		if err := WriteByKind(part, ps); err != nil {
+			return err
+		}
+		if !kustomize {
+			continue
+		}
+		base := "resources: [brokers.yaml, triggers.yaml, channels.yaml, subscriptions.yaml, services.yaml]\n"
+		if err := os.WriteFile(filepath.Join(part, "kustomization.yaml"), []byte(base), 0o644); err != nil {
+			return err
+		}
+		overlay := filepath.Join(dir, "overlays", fmt.Sprintf("part-%d", i))
+		if err := os.MkdirAll(overlay, 0o755); err != nil {
+			return err
+		}
+		text := fmt.Sprintf("resources: [../../part-%d]\n", i)
+		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
