@@ -74,6 +74,10 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		return diag.RelPath(opts.RelativeTo, file)
 	}
 	r := &Rendered{Dir: dir, File: rel(kfile)}
+	if file, err := remote(absDir, map[string]bool{}); err != nil {
+		r.Diags = append(r.Diags, buildError(file, rel(file), err))
+		return r, nil
+	}
 	rec := &recordingFS{FileSystem: secure, target: absDir, read: map[string]bool{}}
 	m, err := fluxkustomize.Build(rec, absDir)
 	for f := range rec.read {
@@ -187,6 +191,9 @@ func buildError(kfile, name string, err error) diag.Diagnostic {
 				break
 			}
 		}
+	}
+	if _, ok := err.(remoteError); ok {
+		return diag.Diagnostic{Pos: pos, Message: msg}
 	}
 	return diag.Diagnostic{Pos: pos, Message: "kustomize build failed: " + msg}
 }
@@ -315,9 +322,8 @@ func findValue(text []byte, value string) (line, col int) {
 	return 0, 0
 }
 
-// recordingFS records the files a build reads, refuses remote bases before
-// kustomize would clone them, and asks kustomize for origin annotations on
-// the kustomization being built.
+// recordingFS records the files a build reads, and asks kustomize for
+// origin annotations on the kustomization being built.
 type recordingFS struct {
 	filesys.FileSystem
 	target string
@@ -340,29 +346,49 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	if !slices.Contains(load.KustomizationFileNames, filepath.Base(abs)) {
 		return data, nil
 	}
-	if err := offline(abs, data); err != nil {
-		return nil, err
-	}
 	if filepath.Dir(abs) == f.target {
 		return withOriginAnnotations(data)
 	}
 	return data, nil
 }
 
-// offline refuses a kustomization that names a remote base or component.
-func offline(file string, data []byte) error {
+// remoteError is a remote base or component, which knc does not fetch.
+type remoteError string
+
+func (e remoteError) Error() string {
+	return fmt.Sprintf("%q is not a path in the repository: knc renders kustomizations offline, so vendor remote bases into the repository", string(e))
+}
+
+// remote finds a remote base or component named by the kustomization in
+// dir or one it includes, before kustomize would clone it; it returns the
+// kustomization file that names it.
+func remote(dir string, seen map[string]bool) (string, error) {
+	if seen[dir] {
+		return "", nil
+	}
+	seen[dir] = true
+	kfile := load.KustomizationFile(dir)
+	data, err := os.ReadFile(kfile)
+	if err != nil {
+		return "", nil // kustomize reports it, in its words
+	}
 	var k types.Kustomization
 	if err := sigsyaml.Unmarshal(data, &k); err != nil {
-		return nil // kustomize reports it, in its words
+		return "", nil
 	}
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
 		for _, entry := range list {
 			if !fluxkustomize.IsLocalRelativePath(entry) || strings.Contains(entry, "?ref=") {
-				return fmt.Errorf("%s: %q is not a relative path in the repository: knc renders kustomizations offline, so vendor remote bases into the repository", file, entry)
+				return kfile, remoteError(entry)
 			}
 		}
 	}
-	return nil
+	for _, sub := range Includes(dir) {
+		if file, err := remote(sub, seen); err != nil {
+			return file, err
+		}
+	}
+	return "", nil
 }
 
 // withOriginAnnotations adds originAnnotations to the kustomization's
