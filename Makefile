@@ -68,7 +68,7 @@ run: build
 # run as plain tests in `make test`; a failing input found here is written
 # to the package's testdata/fuzz and becomes a seed.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./compiler:FuzzLoad ./compiler/render:FuzzBuild ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
+FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./compiler:FuzzLoad ./compiler/render:FuzzBuild ./compiler/render:FuzzEncodedStringsSurviveEveryReader ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -264,7 +264,7 @@ func (r *renderer) entries() error {
 			t := o.Spec.ChannelTemplate
 			c.plugin = r.registry.ForChannel(plugins.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
 		}
-		c.obj, c.err = normalise(e.Object, c.plugin != nil && c.plugin.Name() == "knc", hashes[e.Key])
+		c.obj, c.err = normalise(e.Object, hashes[e.Key])
 	})
 	for i, e := range r.set.Entries {
 		pos := e.Doc.Pos(e.Doc.Root)
@@ -338,7 +338,7 @@ func specHashes(t *routing.Table) map[model.Key]string {
 // normalise returns a Knative object as knc writes it: defaults filled in,
 // annotated with the hash of its spec, without status and the metadata the
 // API server owns.
-func normalise(o model.Object, knc bool, hash string) (plugins.Object, error) {
+func normalise(o model.Object, hash string) (plugins.Object, error) {
 	g, err := toGeneric(reflect.ValueOf(o))
 	if err != nil {
 		return nil, err
@@ -358,19 +358,6 @@ func normalise(o model.Object, knc bool, hash string) (plugins.Object, error) {
 		hash = model.SpecHash(model.Spec(o))
 	}
 	ann[model.SpecHashAnnotation] = hash
-	if _, ok := o.(*model.Broker); ok && knc {
-		// The contract has spec.config set when a Broker is created; knc's
-		// class needs none, so it is an empty object. The spec hash is
-		// taken before, as the routing table's is.
-		spec, _ := obj["spec"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-			obj["spec"] = spec
-		}
-		if _, ok := spec["config"]; !ok {
-			spec["config"] = map[string]any{}
-		}
-	}
 	return obj, nil
 }
 
