@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/compiler/render/argocd"
+	"github.com/knc-dev/knc/internal/version"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -45,7 +45,13 @@ must be new, empty, or the output of a previous build (knc writes a
 input).
 
 Without -o, the objects are printed to standard output as one YAML stream,
-in the order kustomize would apply them.`,
+in the order kustomize would apply them.
+
+The runtime's image is --image, else runtime.image in knc.yaml, else the
+image of this knc's release, pinned to its digest when the release build
+knows it (REPO:VERSION@sha256:DIGEST). A knc that is not a release has no
+image of its own: it writes REPO:latest and warns, and --strict refuses
+that. The objects knc generates carry the label app.kubernetes.io/version.`,
 		Example: `  # Build the current directory into deploy/.
   knc build -o deploy
 
@@ -65,7 +71,7 @@ in the order kustomize would apply them.`,
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{
 				Image:   image,
-				Version: moduleVersion(),
+				Version: version.Get(),
 				Root:    projectRoot(res, args),
 			})
 			if err != nil {
@@ -77,6 +83,18 @@ in the order kustomize would apply them.`,
 				}
 				printDiagnostics(cmd.ErrOrStderr(), diags.Sorted())
 				return silentExit(exitFailed)
+			}
+			if warnings := out.Warnings; len(warnings) > 0 {
+				if wd, err := os.Getwd(); err == nil {
+					warnings = warnings.Relative(wd)
+				}
+				if flags.strict {
+					warnings = warnings.Strict()
+				}
+				printDiagnostics(cmd.ErrOrStderr(), warnings.Sorted())
+				if warnings.HasErrors() {
+					return silentExit(exitFailed)
+				}
 			}
 			if argoCD != "" {
 				if err := writeArgoCDHealth(argoCD); err != nil {
@@ -102,7 +120,7 @@ in the order kustomize would apply them.`,
 	flags.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
 	cmd.Flags().StringVar(&argoCD, "argocd-health", "", "also write to `FILE` the argocd-cm patch with Argo CD health checks for the four kinds")
-	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else "+render.ImageRepository+":VERSION)")
+	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else this release's "+render.ImageRepository+":VERSION@DIGEST)")
 	return cmd
 }
 
@@ -131,9 +149,3 @@ func projectRoot(res *compiler.Result, args []string) string {
 	return root
 }
 
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
-}
