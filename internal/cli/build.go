@@ -148,4 +148,3 @@ func projectRoot(res *compiler.Result, args []string) string {
 	}
 	return root
 }
-
