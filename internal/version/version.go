@@ -4,6 +4,7 @@
 package version
 
 import (
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -75,8 +76,13 @@ func resolve(version, commit, digest string, bi *debug.BuildInfo) Info {
 // pseudo-version of an untagged commit or a build from a modified tree.
 func (i Info) Released() bool {
 	v := i.Version
-	return semver.IsValid(v) && !module.IsPseudoVersion(v) && !strings.Contains(v, "+dirty") && !strings.HasSuffix(i.Commit, "-dirty")
+	return semver.IsValid(v) && !module.IsPseudoVersion(v) && !gitDescribed.MatchString(v) &&
+		!strings.Contains(v, "+dirty") && !strings.HasSuffix(v, "-dirty") && !strings.HasSuffix(i.Commit, "-dirty")
 }
+
+// gitDescribed matches what git describe makes of a commit after a tag:
+// v1.2.3-4-gabcdef0.
+var gitDescribed = regexp.MustCompile(`-[0-9]+-g[0-9a-f]{7,}(-dirty)?$`)
 
 // Label is the version as a Kubernetes label value (at most 63 letters,
 // digits, '-', '_' and '.', starting and ending with a letter or digit),

@@ -26,6 +26,9 @@ func TestResolve(t *testing.T) {
 		{"go install at a tag", "", "", "", installed, Info{Version: "v0.3.0"}, true, "v0.3.0"},
 		{"no build info", "", "", "", nil, Info{Version: Devel}, false, ""},
 		{"pre-release", "v0.4.0-rc.1", "c", "", nil, Info{Version: "v0.4.0-rc.1", Commit: "c"}, true, "v0.4.0-rc.1"},
+		{"git describe after a tag", "v0.3.0-4-gabcdef0", "c", "", nil, Info{Version: "v0.3.0-4-gabcdef0", Commit: "c"}, false, "v0.3.0-4-gabcdef0"},
+		{"git describe of a modified tree", "v0.3.0-dirty", "c", "", nil, Info{Version: "v0.3.0-dirty", Commit: "c"}, false, "v0.3.0-dirty"},
+		{"not a tag", "devel-15c8d84", "c", "", nil, Info{Version: "devel-15c8d84", Commit: "c"}, false, "devel-15c8d84"},
 		{"stamped from a dirty tree", "v0.3.0", "0123abc-dirty", "", nil, Info{Version: "v0.3.0", Commit: "0123abc-dirty"}, false, "v0.3.0"},
 	}
 	for _, tt := range tests {
