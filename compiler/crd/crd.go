@@ -95,9 +95,16 @@ func addImmutability(kind string, s schemaNode) error {
 		}
 		spec["default"] = schemaNode{}
 		config["default"] = schemaNode{}
-		req := config["required"]
+		// Everything that constrains a complete KReference (its required
+		// fields, the choice of apiVersion or group) applies only when it
+		// is not empty.
+		complete := schemaNode{"required": config["required"]}
 		delete(config, "required")
-		addLogical(config, "anyOf", []any{schemaNode{"required": req}, schemaNode{"maxProperties": json.Number("0")}})
+		if alts, ok := config["anyOf"]; ok {
+			complete = schemaNode{"allOf": []any{complete, schemaNode{"anyOf": alts}}}
+			delete(config, "anyOf")
+		}
+		addLogical(config, "anyOf", []any{complete, schemaNode{"maxProperties": json.Number("0")}})
 		addRule(spec, rule{
 			Rule:      "has(self.config) == has(oldSelf.config) && (!has(self.config) || self.config == oldSelf.config)",
 			Message:   "spec.config is immutable: delete and re-create the Broker to change it",
