@@ -62,16 +62,28 @@ func addImmutability(kind string, s schemaNode) error {
 	}
 	switch kind {
 	case "Broker":
-		// knc writes spec.config on every Broker it runs ({} when the
-		// manifest has none), as the contract requires; a KReference's
-		// fields are required only when it is not empty.
+		// The contract has spec.config populated when a Broker is created,
+		// possibly as an empty object; Knative's webhook refuses an empty
+		// KReference in a request, so knc build writes none and the API
+		// server fills in {} by default. A KReference's fields are
+		// required only when it is not empty. The default on spec makes
+		// the one on config apply to a Broker without a spec.
 		config, err := property(spec, "config")
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
-		req := config["required"]
+		spec["default"] = schemaNode{}
+		config["default"] = schemaNode{}
+		// Everything that constrains a complete KReference (its required
+		// fields, the choice of apiVersion or group) applies only when it
+		// is not empty.
+		complete := schemaNode{"required": config["required"]}
 		delete(config, "required")
-		addLogical(config, "anyOf", []any{schemaNode{"required": req}, schemaNode{"maxProperties": json.Number("0")}})
+		if alts, ok := config["anyOf"]; ok {
+			complete = schemaNode{"allOf": []any{complete, schemaNode{"anyOf": alts}}}
+			delete(config, "anyOf")
+		}
+		addLogical(config, "anyOf", []any{complete, schemaNode{"maxProperties": json.Number("0")}})
 		addRule(spec, rule{
 			Rule:      "has(self.config) == has(oldSelf.config) && (!has(self.config) || self.config == oldSelf.config)",
 			Message:   "spec.config is immutable: delete and re-create the Broker to change it",

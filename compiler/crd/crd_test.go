@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -189,7 +190,7 @@ func TestSchemaRejectsWhatValidateRejects(t *testing.T) {
 		{"subscription needs a subscriber", "Subscription", subscription, true, false},
 		{"subscription reply only", "Subscription", subscription + "  reply: {uri: 'http://x/'}\n", true, false},
 		{"channel ref without kind", "Subscription", "apiVersion: messaging.knative.dev/v1\nkind: Subscription\nmetadata: {name: s}\nspec:\n  channel: {apiVersion: messaging.knative.dev/v1, name: c}\n  subscriber: {uri: 'http://x/'}\n", true, false},
-		{"broker with empty config", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {}}\n", true, false},
+		{"broker with empty config", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {}}\n", false, false}, // the CRD's own default
 		{"broker config without name", "Broker", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {apiVersion: v1, kind: ConfigMap}}\n", true, false},
 		{"channel template without kind", "Channel", "apiVersion: messaging.knative.dev/v1\nkind: Channel\nmetadata: {name: c}\nspec: {channelTemplate: {apiVersion: messaging.knative.dev/v1}}\n", true, false},
 		{"channel template spec is open", "Channel", "apiVersion: messaging.knative.dev/v1\nkind: Channel\nmetadata: {name: c}\nspec: {channelTemplate: {apiVersion: messaging.knative.dev/v1, kind: InMemoryChannel, spec: {anything: [1, 2]}}}\n", false, true},
@@ -205,6 +206,36 @@ func TestSchemaRejectsWhatValidateRejects(t *testing.T) {
 			}
 			if len(errs) > 0 && tt.kncValid {
 				t.Errorf("the CRD refuses an object knc validate accepts: %v", errs)
+			}
+		})
+	}
+}
+
+// TestBrokerConfigDefault: the API server populates spec.config of a Broker
+// created without one, as the control-plane contract requires
+// (knative-eventing-control-plane.md, Broker Lifecycle), and keeps the one
+// a manifest sets.
+func TestBrokerConfigDefault(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      map[string]any
+	}{
+		{"no spec", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\n", map[string]any{"config": map[string]any{}}},
+		{"spec without config", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {delivery: {retry: 1}}\n",
+			map[string]any{"config": map[string]any{}, "delivery": map[string]any{"retry": float64(1)}}},
+		{"config set", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b}\nspec: {config: {apiVersion: v1, kind: ConfigMap, name: c}}\n",
+			map[string]any{"config": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}}},
+	}
+	v := newCRDValidator(t, "Broker")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := parse(t, tt.doc)
+			structuraldefaulting.Default(obj, v.structural)
+			if diff := cmp.Diff(tt.want, obj["spec"]); diff != "" {
+				t.Errorf("spec after defaulting (-want +got):\n%s", diff)
+			}
+			if errs := v.validate(obj, nil); len(errs) > 0 {
+				t.Errorf("the defaulted Broker is refused: %v", errs)
 			}
 		})
 	}

@@ -42,6 +42,9 @@ type Options struct {
 // sources is never read back as input.
 const OutputMarker = ".knc-output"
 
+// kustomizeGroup is the API group of kustomize's own files.
+const kustomizeGroup = "kustomize.config.k8s.io"
+
 var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".cue": true}
 
 // MaxFileBytes is the largest file the loader reads: ten times the
@@ -590,6 +593,12 @@ func (c *chunk) addObject(n *yaml.Node) {
 	}
 	if doc.APIVersion == "" || doc.Kind == "" {
 		c.diags.Add(doc.Pos(n), "", "not a Kubernetes object: apiVersion and kind are required")
+		return
+	}
+	if strings.HasPrefix(doc.APIVersion, kustomizeGroup+"/") {
+		// A kustomization.yaml (Kustomization, Component) says how
+		// kustomize builds the manifests; it is never applied, and knc's
+		// own output holds one per directory.
 		return
 	}
 	if doc.Kind == "List" && doc.APIVersion == "v1" {

@@ -10,7 +10,9 @@ func (s *Subscription) Validate(f Features, namespace string) FieldErrors {
 		errs.Add("spec.channel", "must reference a Channel: give its apiVersion, kind and name")
 	} else {
 		validateKReference(&errs, "spec.channel", &s.Spec.Channel, rc)
-		if ns := s.Spec.Channel.Namespace; ns != "" && !f[FeatureCrossNamespaceEventLinks] {
+		// The Subscription's own namespace is no link across namespaces:
+		// it is what defaulting fills in, and what knc build writes.
+		if ns := s.Spec.Channel.Namespace; ns != "" && ns != namespace && !f[FeatureCrossNamespaceEventLinks] {
 			f.require(&errs, "spec.channel.namespace", FeatureCrossNamespaceEventLinks)
 		}
 	}

@@ -70,6 +70,13 @@ type Runtime struct {
 	TTL           *int64       `json:"ttl,omitempty"`
 	Storage       *Storage     `json:"storage,omitempty"`
 	NATS          *NATSRuntime `json:"nats,omitempty"`
+	Memory        *Memory      `json:"memory,omitempty"`
+}
+
+// Memory sizes the runtime container's memory request and limit.
+type Memory struct {
+	Request string `json:"request,omitempty"`
+	Limit   string `json:"limit,omitempty"`
 }
 
 // Storage sizes the JetStream volume.

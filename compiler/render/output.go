@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/parallel"
 )
@@ -23,6 +24,9 @@ type Output struct {
 	// resources indexes the files holding objects, in the order
 	// kustomize applies them: CRDs, cluster-wide objects, namespaces.
 	resources []int
+	// Warnings are diagnostics about the output that do not stop it: an
+	// unpinned runtime image.
+	Warnings diag.List
 }
 
 // File is one file of the output.

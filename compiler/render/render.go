@@ -20,6 +20,7 @@ import (
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/parallel"
+	"github.com/knc-dev/knc/internal/version"
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -29,8 +30,9 @@ type Options struct {
 	// Image is the runtime's container image; empty means
 	// knc.yaml's runtime.image, then DefaultImage("").
 	Image string
-	// Version is knc's version, for the default image tag.
-	Version string
+	// Version is the knc that builds: a release's own image is the
+	// default, and its version labels the objects knc generates.
+	Version version.Info
 	// Root is the project's root directory (that of knc.yaml), where
 	// project plugins live under .knc/plugins; empty loads none.
 	Root string
@@ -40,13 +42,22 @@ type Options struct {
 const ImageRepository = "ghcr.io/knc-dev/knc"
 
 // DefaultImage is the runtime image of a knc version: the release's tag,
-// or latest for a development build.
-func DefaultImage(version string) string {
-	if version == "" || version == "(devel)" {
-		return ImageRepository + ":latest"
+// pinned to its digest when the build knows it, or latest for a build that
+// is not a release, with pinned false.
+func DefaultImage(v version.Info) (image string, pinned bool) {
+	if !v.Released() {
+		return ImageRepository + ":latest", false
 	}
-	return ImageRepository + ":" + version
+	image = ImageRepository + ":" + v.Version
+	if v.ImageDigest != "" {
+		image += "@" + v.ImageDigest
+	}
+	return image, true
 }
+
+// VersionLabel is the label of the knc version on the objects knc
+// generates.
+const VersionLabel = "app.kubernetes.io/version"
 
 // Layout of the output directory.
 const (
@@ -70,8 +81,16 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 	if image == "" && cfg.Runtime != nil {
 		image = cfg.Runtime.Image
 	}
+	var warnings diag.List
 	if image == "" {
-		image = DefaultImage(opts.Version)
+		var pinned bool
+		image, pinned = DefaultImage(opts.Version)
+		if !pinned {
+			// A warning, not an error: knc's own tests and a developer's
+			// first try build with a development knc.
+			warnings.AddWarning(diag.Pos{File: cfg.File}, "runtime.image",
+				"knc %s is not a release and has no runtime image of its own: the output runs %s, which changes with every release; set runtime.image in knc.yaml or pass --image", opts.Version.Version, image)
+		}
 	}
 	reg := plugins.NewRegistry(plugins.KncOptions{Image: image})
 	if opts.Root != "" {
@@ -89,7 +108,7 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 			return nil, diags.Sorted(), nil
 		}
 	}
-	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}}
+	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}, versionLabel: opts.Version.Label()}
 	// The complete table is needed only at the end; encoding it takes long
 	// enough to be worth overlapping with the rest.
 	enc, err := plugins.NewTableEncoder(table)
@@ -110,6 +129,9 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 		return nil, r.diags.Sorted(), nil
 	}
 	out, err := r.output()
+	if out != nil {
+		out.Warnings = warnings
+	}
 	return out, nil, err
 }
 
@@ -155,6 +177,9 @@ type renderer struct {
 	// claims collects the Brokers and Channels each plugin renders, by
 	// plugin and namespace.
 	claims map[claimKey]*plugins.Request
+	// versionLabel is the value of VersionLabel on knc's own objects, or
+	// "" for a development build.
+	versionLabel string
 }
 
 type claimKey struct {
@@ -169,6 +194,9 @@ func (r *renderer) add(p *placed) {
 	if p.typed == nil {
 		p.key = keyOf(p.object)
 	}
+	if p.plugin == "knc" && r.versionLabel != "" {
+		setLabel(p.object, VersionLabel, r.versionLabel)
+	}
 	if prev, ok := r.byKey[p.key]; ok {
 		if prev.plugin != "" && p.plugin != "" && reflect.DeepEqual(prev.object, p.object) {
 			return
@@ -178,6 +206,22 @@ func (r *renderer) add(p *placed) {
 	}
 	r.byKey[p.key] = p
 	r.objects = append(r.objects, p)
+}
+
+// setLabel sets a label on obj, which may share its labels with other
+// objects: they are copied first.
+func setLabel(obj plugins.Object, key, value string) {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	labels := map[string]any{}
+	if old, ok := md["labels"].(map[string]any); ok {
+		maps.Copy(labels, old)
+	}
+	labels[key] = value
+	md["labels"] = labels
 }
 
 func firstSource(a, b *placed) diag.Pos {
@@ -265,7 +309,7 @@ func (r *renderer) entries() error {
 			t := o.Spec.ChannelTemplate
 			c.plugin = r.registry.ForChannel(plugins.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
 		}
-		c.obj, c.err = normalise(e.Object, c.plugin != nil && c.plugin.Name() == "knc", hashes[e.Key])
+		c.obj, c.err = normalise(e.Object, hashes[e.Key])
 	})
 	for i, e := range r.set.Entries {
 		pos := e.Doc.Pos(e.Doc.Root)
@@ -339,7 +383,7 @@ func specHashes(t *routing.Table) map[model.Key]string {
 // normalise returns a Knative object as knc writes it: defaults filled in,
 // annotated with the hash of its spec, without status and the metadata the
 // API server owns.
-func normalise(o model.Object, knc bool, hash string) (plugins.Object, error) {
+func normalise(o model.Object, hash string) (plugins.Object, error) {
 	g, err := toGeneric(reflect.ValueOf(o))
 	if err != nil {
 		return nil, err
@@ -359,19 +403,6 @@ func normalise(o model.Object, knc bool, hash string) (plugins.Object, error) {
 		hash = model.SpecHash(model.Spec(o))
 	}
 	ann[model.SpecHashAnnotation] = hash
-	if _, ok := o.(*model.Broker); ok && knc {
-		// The contract has spec.config set when a Broker is created; knc's
-		// class needs none, so it is an empty object. The spec hash is
-		// taken before, as the routing table's is.
-		spec, _ := obj["spec"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-			obj["spec"] = spec
-		}
-		if _, ok := spec["config"]; !ok {
-			spec["config"] = map[string]any{}
-		}
-	}
 	return obj, nil
 }
 

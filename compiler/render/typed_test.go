@@ -35,7 +35,7 @@ func TestTypedMatchesGeneric(t *testing.T) {
 			default:
 				continue
 			}
-			generic, err := normalise(e.Object, false, "")
+			generic, err := normalise(e.Object, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -321,12 +321,16 @@ func looksNonString(s string) bool {
 	if s == "." || strings.HasPrefix(s, "...") {
 		return true
 	}
+	// A string that starts like a number and holds only what numbers and
+	// timestamps are made of is quoted: YAML 1.1 reads ints, floats,
+	// sexagesimals and timestamps (2001-12-14 21:59:43.10, with a space or
+	// a lower-case t before the time) from such strings, and a superset is
+	// simpler to get right than their grammar. Quoting a string that needed
+	// none changes nothing for a reader.
 	c := s[0]
 	if (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') && strings.ContainsAny(s, "0123456789") {
-		// Anything made of digits and number punctuation could be an int,
-		// float, hex, octal, sexagesimal or date.
 		for i := 0; i < len(s); i++ {
-			if !strings.ContainsRune("0123456789abcdefABCDEFxXoO._:+-eE", rune(s[i])) {
+			if !strings.ContainsRune("0123456789abcdefABCDEFxXoO._:+-eE tTzZ", rune(s[i])) {
 				return false
 			}
 		}

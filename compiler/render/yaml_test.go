@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
@@ -112,20 +111,4 @@ spec:
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("layout (-want +got):\n%s", diff)
 	}
-}
-
-func FuzzEncodeYAMLString(f *testing.F) {
-	for _, s := range trickyStrings {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) {
-			return // manifests are UTF-8; JSON and YAML cannot carry anything else
-		}
-		v := map[string]any{"k": s, "l": []any{s}}
-		got := roundTrip(t, v)
-		if diff := cmp.Diff(v, got); diff != "" {
-			t.Errorf("%q does not round-trip (-want +got):\n%s", s, diff)
-		}
-	})
 }

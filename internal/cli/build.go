@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/compiler/render/argocd"
+	"github.com/knc-dev/knc/internal/version"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -53,7 +53,13 @@ Kustomization) is rendered as Flux renders it, and what it renders is
 built. Each kustomization that no other includes is a deploy unit, and so
 are the plain files outside every kustomization; build builds one unit,
 so give it the overlay to build. PATH - reads a YAML stream from standard
-input.`,
+input.
+
+The runtime's image is --image, else runtime.image in knc.yaml, else the
+image of this knc's release, pinned to its digest when the release build
+knows it (REPO:VERSION@sha256:DIGEST). A knc that is not a release has no
+image of its own: it writes REPO:latest and warns, and --strict refuses
+that. The objects knc generates carry the label app.kubernetes.io/version.`,
 		Example: `  # Build the current directory into deploy/.
   knc build -o deploy
 
@@ -85,7 +91,7 @@ input.`,
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{
 				Image:   image,
-				Version: moduleVersion(),
+				Version: version.Get(),
 				Root:    projectRoot(res, args),
 			})
 			if err != nil {
@@ -97,6 +103,18 @@ input.`,
 				}
 				printDiagnostics(cmd.ErrOrStderr(), diags.Sorted())
 				return silentExit(exitFailed)
+			}
+			if warnings := out.Warnings; len(warnings) > 0 {
+				if wd, err := os.Getwd(); err == nil {
+					warnings = warnings.Relative(wd)
+				}
+				if flags.strict {
+					warnings = warnings.Strict()
+				}
+				printDiagnostics(cmd.ErrOrStderr(), warnings.Sorted())
+				if warnings.HasErrors() {
+					return silentExit(exitFailed)
+				}
 			}
 			if argoCD != "" {
 				if err := writeArgoCDHealth(argoCD); err != nil {
@@ -122,7 +140,7 @@ input.`,
 	flags.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
 	cmd.Flags().StringVar(&argoCD, "argocd-health", "", "also write to `FILE` the argocd-cm patch with Argo CD health checks for the four kinds")
-	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else "+render.ImageRepository+":VERSION)")
+	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else this release's "+render.ImageRepository+":VERSION@DIGEST)")
 	return cmd
 }
 
@@ -162,11 +180,4 @@ func projectRoot(res *compiler.Result, args []string) string {
 		root = filepath.Dir(root)
 	}
 	return root
-}
-
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
 }

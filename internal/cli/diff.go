@@ -16,6 +16,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/diff"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/internal/version"
 )
 
 type diffFlags struct {
@@ -203,7 +204,7 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	if res, err = singleUnit(res, "diff"); err != nil {
 		return err
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: moduleVersion(), Root: projectRoot(res, args)})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args)})
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
 	}

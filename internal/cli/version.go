@@ -2,23 +2,47 @@ package cli
 
 import (
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/internal/version"
 )
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print knc's version",
-		Args:  cobra.NoArgs,
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version [-o text|json]",
+		Short: "Print knc's version, commit and Go version",
+		Long: `Version prints the version of knc, the git commit it was built from and
+the Go version that built it, and the runtime image knc build writes by
+default. Release builds have them stamped at build time; other builds
+take what the Go toolchain recorded (go install module@version, or a
+build inside a git work tree), else report (devel).`,
+		Example: `  knc version
+  knc version -o json | jq -r .version`,
+		Args: cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			return checkOutput(output, "text", "json")
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			version := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				version = bi.Main.Version
+			info := version.Get()
+			image, _ := render.DefaultImage(info)
+			w := cmd.OutOrStdout()
+			if output == "json" {
+				return writeJSON(w, struct {
+					version.Info
+					Image string `json:"image"`
+				}{info, image})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "knc %s\n", version)
+			commit := info.Commit
+			if commit == "" {
+				commit = "unknown"
+			}
+			fmt.Fprintf(w, "knc %s\ncommit: %s\ngo: %s\nimage: %s\n", info.Version, commit, info.GoVersion, image)
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output `FORMAT`: text or json")
+	return cmd
 }

@@ -163,10 +163,11 @@ func specJSON(kind string, spec map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// specHashes returns the hashes the live spec of kind may match. knc
-// writes spec.config: {} on the Brokers it runs after hashing their spec,
-// as the control-plane contract wants it set; such a Broker matches either
-// hash.
+// specHashes returns the hashes the live spec of kind may match. knc's
+// Broker CRD defaults spec.config to {}, as the control-plane contract
+// wants it set, after knc hashed the spec without it (and Brokers written
+// by older versions of knc carry it in the manifest); such a Broker matches
+// either hash.
 func specHashes(kind string, spec map[string]any) ([]string, error) {
 	h, err := SpecHash(kind, spec)
 	if err != nil {

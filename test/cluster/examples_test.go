@@ -192,7 +192,8 @@ func checkSpecHash(t testing.TB, live *unstructured.Unstructured) {
 	want := live.GetAnnotations()["knc.dev/spec-hash"]
 	spec, _, _ := unstructured.NestedMap(live.Object, "spec")
 	if live.GetKind() == "Broker" {
-		// knc adds config: {} after hashing; see runtime/cluster.
+		// The CRD defaults config to {} after knc hashed the spec; see
+		// runtime/cluster.
 		if cfg, ok := spec["config"].(map[string]any); ok && len(cfg) == 0 {
 			delete(spec, "config")
 		}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+)
+
+// TestImage checks the image `make image` wrote (make image-test passes
+// its layout in KNC_IMAGE_LAYOUT): one image per platform, each running
+// knc as user 65532 with the OCI labels of its commit, and the image of
+// this machine's platform runs knc from its own root file system.
+func TestImage(t *testing.T) {
+	dir := os.Getenv("KNC_IMAGE_LAYOUT")
+	if dir == "" {
+		t.Fatal("KNC_IMAGE_LAYOUT is not set: run make image-test, which builds the image and passes its layout")
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var platforms []string
+	var native v1.Image
+	for _, desc := range manifest.Manifests {
+		platform := desc.Platform.OS + "/" + desc.Platform.Architecture
+		platforms = append(platforms, platform)
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.OS != desc.Platform.OS || cfg.Architecture != desc.Platform.Architecture {
+			t.Errorf("%s: the config says %s/%s", platform, cfg.OS, cfg.Architecture)
+		}
+		if cfg.Config.User != "65532:65532" {
+			t.Errorf("%s: user %q, want 65532:65532", platform, cfg.Config.User)
+		}
+		if diff := cmp.Diff([]string{"/knc"}, cfg.Config.Entrypoint); diff != "" {
+			t.Errorf("%s: entrypoint (-want +got):\n%s", platform, diff)
+		}
+		for label, want := range map[string]string{
+			"org.opencontainers.image.source":   "https://github.com/knc-dev/knc",
+			"org.opencontainers.image.revision": os.Getenv("KNC_IMAGE_REVISION"),
+			"org.opencontainers.image.version":  os.Getenv("KNC_IMAGE_VERSION"),
+		} {
+			if got := cfg.Config.Labels[label]; got != want || want == "" {
+				t.Errorf("%s: label %s is %q, want %q", platform, label, got, want)
+			}
+		}
+		if desc.Platform.OS == runtime.GOOS && desc.Platform.Architecture == runtime.GOARCH {
+			native = img
+		}
+	}
+	want := []string{"linux/amd64", "linux/arm64"}
+	if p := os.Getenv("KNC_IMAGE_PLATFORMS"); p != "" {
+		want = strings.Fields(p)
+	}
+	if diff := cmp.Diff(want, platforms); diff != "" {
+		t.Errorf("platforms (-want +got):\n%s", diff)
+	}
+	if native == nil {
+		t.Fatalf("no image for %s/%s to run", runtime.GOOS, runtime.GOARCH)
+	}
+
+	// The root of the image is /, which its user must be able to enter.
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unpack(t, native, root)
+	passwd, err := os.ReadFile(filepath.Join(root, "etc/passwd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(passwd), "nonroot:x:65532:65532:") {
+		t.Errorf("/etc/passwd has no user 65532:\n%s", passwd)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("running knc inside the image needs chroot, which needs root")
+	}
+	out := runInImage(t, root, "version")
+	for _, want := range []string{"knc " + os.Getenv("KNC_IMAGE_VERSION") + "\n", "commit: " + os.Getenv("KNC_IMAGE_REVISION") + "\n", "go: go1."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("knc version in the image printed\n%s\nwithout %q", out, want)
+		}
+	}
+	out = runInImage(t, root, "runtime", "--help")
+	if !strings.Contains(out, "--table") {
+		t.Errorf("knc runtime --help in the image printed\n%s", out)
+	}
+}
+
+// runInImage runs the image's entrypoint with args, chrooted into root as
+// the image's user, with nothing from the host's environment.
+func runInImage(t *testing.T, root string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("/knc", args...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/", "HOME=/home/nonroot"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("knc %s in the image: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// unpack writes the image's file system into dir.
+func unpack(t *testing.T, img v1.Image, dir string) {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			t.Fatalf("entry %q leaves the root", h.Name)
+		}
+		mode := os.FileMode(h.Mode & 0o777)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, mode); err != nil {
+				t.Fatal(err)
+			}
+		case tar.TypeReg:
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(f, tr); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("unexpected entry %q of type %c", h.Name, h.Typeflag)
+		}
+		if err := os.Lchown(p, h.Uid, h.Gid); err != nil && os.Geteuid() == 0 {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
