@@ -376,6 +376,7 @@ func remote(dir string, seen map[string]bool) (string, error) {
 	if err := sigsyaml.Unmarshal(data, &k); err != nil {
 		return "", nil
 	}
+	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
 		for _, entry := range list {
 			if !fluxkustomize.IsLocalRelativePath(entry) || strings.Contains(entry, "?ref=") {
@@ -439,6 +440,7 @@ func Includes(dir string) []string {
 		return nil
 	}
 	var out []string
+	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
 		for _, entry := range list {
 			if !fluxkustomize.IsLocalRelativePath(entry) {
