@@ -337,12 +337,12 @@ func emptyPaths(paths, abs []string, dir string, units []*Unit) diag.List {
 			}
 			ap := absPath(p)
 			if u.Kustomization != "" {
-				kd := absPath(filepath.Join(dir, u.Kustomization))
+				kd := absPath(inDir(dir, u.Kustomization))
 				found = found || below(kd, []string{ap}) != "" || below(ap, []string{kd}) != ""
 				continue
 			}
 			for _, e := range u.Set.Entries {
-				if e.Object != nil && below(absPath(filepath.Join(dir, e.Doc.File)), []string{ap}) != "" {
+				if e.Object != nil && below(absPath(inDir(dir, e.Doc.File)), []string{ap}) != "" {
 					found = true
 					break
 				}
@@ -357,6 +357,15 @@ func emptyPaths(paths, abs []string, dir string, units []*Unit) diag.List {
 		}
 	}
 	return diags
+}
+
+// inDir returns file taken relative to dir; diagnostics keep files outside
+// dir absolute, and those stay as they are.
+func inDir(dir, file string) string {
+	if filepath.IsAbs(file) {
+		return file
+	}
+	return filepath.Join(dir, file)
 }
 
 // below returns the directory among dirs that file is, or lies below.
