@@ -14,6 +14,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/internal/gitrev"
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 )
 
@@ -184,8 +185,20 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	}
 	// Documents name their files in the copy; name them as in the work
 	// tree.
-	for _, e := range res.Set.Entries {
-		e.Doc.File = diag.RelPath(baseDir, e.Doc.File)
+	// Units share entries with the whole set, and an object two
+	// overlays define has an entry in each: rename each entry once.
+	renamed := map[*load.Document]bool{}
+	rename := func(entries []*model.Entry) {
+		for _, e := range entries {
+			if !renamed[e.Doc] {
+				renamed[e.Doc] = true
+				e.Doc.File = diag.RelPath(baseDir, e.Doc.File)
+			}
+		}
+	}
+	rename(res.Set.Entries)
+	for _, u := range res.Units {
+		rename(u.Set.Entries)
 	}
 	if res.Config.File != "" {
 		res.Config.File = diag.RelPath(baseDir, res.Config.File)

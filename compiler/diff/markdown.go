@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"strconv"
 	"strings"
@@ -69,45 +70,27 @@ func (r *Report) WriteMarkdown(w io.Writer, opts MarkdownOptions) error {
 		}
 		bw.WriteString("\n")
 	}
-	for _, sec := range r.sections(painter(false)) {
-		fmt.Fprintf(bw, "<details><summary>%s (%d)</summary>\n\n", sec.title, sectionCount(r, sec.title))
+	if differ := r.differingUnits(); len(differ) > 0 {
+		fmt.Fprintf(bw, "**Deploy units that differ:** %d of %d: %s\n\n", len(differ), len(r.Units), inlineText(strings.Join(differ, ", ")))
+	}
+	for _, sec := range r.unitSections(painter(false)) {
+		fmt.Fprintf(bw, "<details><summary>%s (%d)</summary>\n\n", escapeSummary(sec.title), sec.count)
 		writeFence(bw, "diff", strings.Join(sec.lines, "\n")+"\n")
 		bw.WriteString("\n</details>\n\n")
 	}
-	if opts.Graph && r.Graph != nil && !r.Graph.Empty() {
-		limit := opts.MaxGraphNodes
-		if limit == 0 {
-			limit = 150
-		}
-		if n := nodeCount(r.Graph); n > limit {
-			fmt.Fprintf(bw, "_The graph of what changed has %d nodes, too many to draw here; run `knc graph` for the whole topology._\n", n)
-		} else {
-			var g bytes.Buffer
-			if err := graph.WriteMermaid(&g, r.Graph); err != nil {
+	if opts.Graph {
+		if len(r.Units) == 0 {
+			if err := writeGraph(bw, r.Graph, "Graph of what changed", opts.MaxGraphNodes); err != nil {
 				return err
 			}
-			bw.WriteString("<details open><summary>Graph of what changed</summary>\n\n")
-			writeFence(bw, "mermaid", g.String())
-			bw.WriteString("\n</details>\n")
+		}
+		for _, u := range r.Units {
+			if err := writeGraph(bw, u.graph, "Graph of what changed in "+u.Unit, opts.MaxGraphNodes); err != nil {
+				return err
+			}
 		}
 	}
 	return bw.Flush()
-}
-
-func sectionCount(r *Report, title string) int {
-	switch title {
-	case "Objects":
-		return len(r.Objects)
-	case "Routes":
-		return len(r.Routes)
-	case "Filters":
-		return len(r.Filters)
-	case "Delivery":
-		return len(r.Deliveries)
-	case "Runtime":
-		return len(r.Runtime)
-	}
-	return 0
 }
 
 func nodeCount(g *graph.Graph) int {
@@ -161,3 +144,30 @@ func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 func inlineText(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`).Replace(s)
 }
+
+// writeGraph draws g in Mermaid under a folded heading, or says why it
+// does not when g has more than limit nodes (0 means 150, about what a
+// comment still shows legibly).
+func writeGraph(bw *bufio.Writer, g *graph.Graph, title string, limit int) error {
+	if g == nil || g.Empty() {
+		return nil
+	}
+	if limit == 0 {
+		limit = 150
+	}
+	if n := nodeCount(g); n > limit {
+		fmt.Fprintf(bw, "_The %s has %d nodes, too many to draw here; run `knc graph` for the whole topology._\n", strings.ToLower(title[:1])+title[1:], n)
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := graph.WriteMermaid(&buf, g); err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "<details open><summary>%s</summary>\n\n", escapeSummary(title))
+	writeFence(bw, "mermaid", buf.String())
+	bw.WriteString("\n</details>\n")
+	return nil
+}
+
+// escapeSummary makes s plain text inside an HTML <summary>.
+func escapeSummary(s string) string { return html.EscapeString(s) }

@@ -59,6 +59,9 @@ type Report struct {
 	// Violations are changes to immutable fields: errors, which Knative
 	// would reject.
 	Violations diag.List `json:"violations"`
+	// Units says, when the project has several deploy units, which of
+	// them differ; the changes above each name their unit.
+	Units []UnitReport `json:"units,omitempty"`
 
 	// Graph is the topology of what changed, for drawing.
 	Graph *graph.Graph `json:"-"`
@@ -80,6 +83,9 @@ type ObjectChange struct {
 	// RenamedFrom names, for an added object, a removed object of the same
 	// kind and namespace with the same content under another name.
 	RenamedFrom string `json:"renamedFrom,omitempty"`
+	// Unit names the deploy unit the change is in, when the project has
+	// more than one.
+	Unit string `json:"unit,omitempty"`
 }
 
 // Title names the object: "Trigger shop/orders".
@@ -110,6 +116,9 @@ type RouteChange struct {
 	Via        string `json:"via"`
 	Subscriber string `json:"subscriber,omitempty"`
 	Reply      string `json:"reply,omitempty"`
+	// Unit names the deploy unit the change is in, when the project has
+	// more than one.
+	Unit string `json:"unit,omitempty"`
 }
 
 // String writes the route as Source → Via → subscriber.
@@ -144,6 +153,9 @@ type FilterChange struct {
 	// Effect is MatchesLess, MatchesMore, Equivalent or FilterChanged.
 	Effect string   `json:"effect"`
 	Pos    diag.Pos `json:"pos"`
+	// Unit names the deploy unit the change is in, when the project has
+	// more than one.
+	Unit string `json:"unit,omitempty"`
 }
 
 // DeliveryChange is a delivery option that changed.
@@ -160,6 +172,9 @@ type DeliveryChange struct {
 	// change too.
 	AppliesTo []string `json:"appliesTo,omitempty"`
 	Pos       diag.Pos `json:"pos"`
+	// Unit names the deploy unit the change is in, when the project has
+	// more than one.
+	Unit string `json:"unit,omitempty"`
 }
 
 // RuntimeChange is a change to what the runtime serves: an ingress point
@@ -175,6 +190,9 @@ type RuntimeChange struct {
 	Path       string `json:"path,omitempty"`
 	OldAddress string `json:"oldAddress,omitempty"`
 	NewAddress string `json:"newAddress,omitempty"`
+	// Unit names the deploy unit the change is in, when the project has
+	// more than one.
+	Unit string `json:"unit,omitempty"`
 }
 
 // Summary counts the changes, for the top of a report.

@@ -95,6 +95,9 @@ func (r *Report) summaryLines() []string {
 	if s.Violations > 0 {
 		lines = append(lines, "immutable-field changes: "+strconv.Itoa(s.Violations)+" (errors, reported on their own)")
 	}
+	if differ := r.differingUnits(); len(differ) > 0 {
+		lines = append(lines, fmt.Sprintf("deploy units that differ: %d of %d: %s", len(differ), len(r.Units), strings.Join(differ, ", ")))
+	}
 	return lines
 }
 
@@ -109,6 +112,9 @@ func plural(n int, noun string) string {
 type section struct {
 	title string
 	lines []string
+	// count is the number of changes, which a change's detail lines do
+	// not add to.
+	count int
 }
 
 // sections lists the details. Immutable-field changes are not among them:
@@ -116,7 +122,7 @@ type section struct {
 func (r *Report) sections(p painter) []section {
 	var out []section
 	if len(r.Objects) > 0 {
-		s := section{title: "Objects"}
+		s := section{title: "Objects", count: len(r.Objects)}
 		for _, o := range r.Objects {
 			text := o.Title()
 			if o.RenamedFrom != "" {
@@ -130,14 +136,14 @@ func (r *Report) sections(p painter) []section {
 		out = append(out, s)
 	}
 	if len(r.Routes) > 0 {
-		s := section{title: "Routes"}
+		s := section{title: "Routes", count: len(r.Routes)}
 		for _, rc := range r.Routes {
 			s.lines = append(s.lines, p.line(rc.Change, rc.String()))
 		}
 		out = append(out, s)
 	}
 	if len(r.Filters) > 0 {
-		s := section{title: "Filters"}
+		s := section{title: "Filters", count: len(r.Filters)}
 		for _, f := range r.Filters {
 			s.lines = append(s.lines, p.line(Changed, "Trigger "+f.Namespace+"/"+f.Trigger+": "+p.paint(styleBold, filterEffectText(f)))+"  "+p.paint(styleDim, posString(f.Pos)))
 			s.lines = append(s.lines, "    was: "+filterText(f.Old), "    now: "+filterText(f.New))
@@ -145,7 +151,7 @@ func (r *Report) sections(p painter) []section {
 		out = append(out, s)
 	}
 	if len(r.Deliveries) > 0 {
-		s := section{title: "Delivery"}
+		s := section{title: "Delivery", count: len(r.Deliveries)}
 		for _, d := range r.Deliveries {
 			text := d.Kind + " " + d.Namespace + "/" + d.Name + ": delivery." + d.Field + ": " + orNone(d.Old) + " → " + orNone(d.New)
 			if len(d.AppliesTo) > 0 {
@@ -156,7 +162,7 @@ func (r *Report) sections(p painter) []section {
 		out = append(out, s)
 	}
 	if len(r.Runtime) > 0 {
-		s := section{title: "Runtime"}
+		s := section{title: "Runtime", count: len(r.Runtime)}
 		for _, rc := range r.Runtime {
 			s.lines = append(s.lines, p.line(rc.Change, runtimeText(rc)))
 		}
@@ -165,8 +171,24 @@ func (r *Report) sections(p painter) []section {
 	return out
 }
 
+// unitSections are the sections of each unit that differs, titled with
+// the unit's name; with one unit, they are the sections.
+func (r *Report) unitSections(p painter) []section {
+	if len(r.Units) == 0 {
+		return r.sections(p)
+	}
+	var out []section
+	for _, u := range r.Units {
+		for _, s := range r.unitReport(u).sections(p) {
+			s.title += " in " + u.Unit
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func (r *Report) writeSections(w *bufio.Writer, p painter) {
-	for _, s := range r.sections(p) {
+	for _, s := range r.unitSections(p) {
 		w.WriteString("\n" + p.paint(styleBold, s.title) + "\n")
 		for _, l := range s.lines {
 			w.WriteString(l + "\n")
@@ -261,4 +283,15 @@ func ColorUnified(diff string) string {
 		}
 	}
 	return b.String()
+}
+
+// differingUnits names the deploy units that differ.
+func (r *Report) differingUnits() []string {
+	var names []string
+	for _, u := range r.Units {
+		if u.Different {
+			names = append(names, u.Unit)
+		}
+	}
+	return names
 }

@@ -47,6 +47,13 @@ class annotation or spec.config, a Trigger's spec.broker, a Channel's
 spec.channelTemplate, a Subscription's spec.channel) is an error, printed
 on stderr: the object must be deleted and re-created.
 
+The comparison is made deploy unit by deploy unit, as knc validate checks
+them: each kustomization no other one includes (an overlay) against the
+same overlay at the base, and the plain files against the plain files. The
+same Trigger in overlays/prod and overlays/staging is two objects, and a
+change to a base they share shows in each. With several units, each change
+names its unit, and -o json lists the units in "units".
+
 The base revision is read with git, so a shallow clone works as long as it
 holds the base commit; when it does not, diff says how to fetch it.
 
@@ -62,6 +69,9 @@ are differences (immutable-field errors included), 2 on trouble: a usage,
 I/O or git error, or manifests that do not validate at either revision.`,
 		Example: `  # What does this branch change, compared with main?
   knc diff --base main eventing/
+
+  # What does it change in each overlay of a kustomize repository?
+  knc diff --base main apps/
 
   # The comment for a pull request.
   knc diff --base "$BASE_SHA" -o markdown > comment.md
@@ -116,7 +126,7 @@ func useColor(mode string, w io.Writer) bool {
 // loadBothRevisions loads the working tree and the base revision, with the
 // routing tables of both. Invalid manifests at either are trouble (exit
 // 2), reported with the revision they are in.
-func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev string, args []string) (base, head diff.Side, r *diff.Revision, err error) {
+func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev string, args []string) (base, head diff.Sides, r *diff.Revision, err error) {
 	headRes, err := f.load(args)
 	if err != nil {
 		return base, head, nil, err
@@ -130,7 +140,7 @@ func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev 
 	if err != nil {
 		return base, head, nil, &exitError{code: exitTrouble, err: err}
 	}
-	fail := func(err error) (diff.Side, diff.Side, *diff.Revision, error) {
+	fail := func(err error) (diff.Sides, diff.Sides, *diff.Revision, error) {
 		r.Close()
 		return base, head, nil, err
 	}
@@ -140,12 +150,12 @@ func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev 
 		return fail(silentExit(exitTrouble))
 	}
 	var diags diag.List
-	if head, diags = diff.Prepare(headRes); len(diags) > 0 {
+	if head, diags = diff.PrepareUnits(headRes); len(diags) > 0 {
 		fmt.Fprintln(stderr, "knc: the manifests in the working tree do not compile:")
 		printDiagnostics(stderr, diags)
 		return fail(silentExit(exitTrouble))
 	}
-	if base, diags = diff.Prepare(r.Result); len(diags) > 0 {
+	if base, diags = diff.PrepareUnits(r.Result); len(diags) > 0 {
 		fmt.Fprintf(stderr, "knc: the manifests at %s do not compile:\n", r.Short())
 		printDiagnostics(stderr, diags)
 		return fail(silentExit(exitTrouble))
@@ -160,7 +170,7 @@ func runDiffBase(cmd *cobra.Command, f *diffFlags, args []string) error {
 		return err
 	}
 	defer rev.Close()
-	report := diff.Compare(base, head)
+	report := diff.CompareUnits(base, head)
 	report.Base, report.Head = rev.Short(), "working tree"
 	if wd, err := os.Getwd(); err == nil {
 		report.Relative(wd)
