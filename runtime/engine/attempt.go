@@ -11,12 +11,14 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // attempt is one try at delivering one event to one target, made by the
@@ -43,6 +45,9 @@ type attempt struct {
 	// it counts its outcome: a first attempt made by the route stage has no
 	// stored message that counted it.
 	countAccepted bool
+	// parent is the context the attempt's span is a child of, when
+	// tracing is on; see traceParent.
+	parent context.Context
 }
 
 // deliveryID names a delivery by the stored message it came from: a
@@ -141,7 +146,7 @@ func (a *attempt) replyHeader(r delivery.Result) http.Header {
 // dispatcher does: a failing reply never calls the subscriber again. The
 // retries wait within the attempt; a crash meanwhile makes the whole
 // delivery again.
-func (a *attempt) sendReply(ctx context.Context, r delivery.Result) delivery.Result {
+func (a *attempt) sendReply(ctx, spanCtx context.Context, r delivery.Result) delivery.Result {
 	header := a.replyHeader(r)
 	if header == nil {
 		header = a.t.header
@@ -149,7 +154,17 @@ func (a *attempt) sendReply(ctx context.Context, r delivery.Result) delivery.Res
 		header[cehttp.HeaderNamespace] = a.t.header[cehttp.HeaderNamespace]
 	}
 	for n := 1; ; n++ {
-		rr := a.send(ctx, r.Reply, a.t.replyURL, header, false)
+		h := header
+		var span trace.Span
+		if spanCtx != nil {
+			var replyCtx context.Context
+			replyCtx, span = a.p.tracer.StartReply(spanCtx, r.Reply, a.t.traceObject(), n, redact.URI(a.t.replyURL))
+			h = tracedHeader(replyCtx, header)
+		}
+		rr := a.send(ctx, r.Reply, a.t.replyURL, h, false)
+		if span != nil {
+			endAttempt(span, rr)
+		}
 		if rr.Success || !rr.Retryable || n > a.t.retry() || ctx.Err() != nil {
 			return rr
 		}
@@ -180,7 +195,16 @@ func (a *attempt) drop(reason string) {
 
 // deliver makes the attempt to the target's subscriber.
 func (a *attempt) deliver(ctx context.Context) verdict {
-	r := a.send(ctx, a.ev, a.t.deliverURL, a.header(), true)
+	header := a.header()
+	var spanCtx context.Context
+	var span trace.Span
+	if a.p.tracer != nil {
+		spanCtx, span, header = a.startAttempt(a.t.deliverURL, false, header)
+	}
+	r := a.send(ctx, a.ev, a.t.deliverURL, header, true)
+	if span != nil {
+		endAttempt(span, r)
+	}
 	if ctx.Err() != nil {
 		return release
 	}
@@ -189,7 +213,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	if r.Success && r.Reply != nil {
 		switch {
 		case a.t.kind == knative.KindTrigger:
-			if err := a.enqueueReply(ctx, r.Reply, a.replyHeader(r)); err != nil {
+			if err := a.enqueueReply(ctx, spanCtx, r.Reply, a.replyHeader(r)); err != nil {
 				if ctx.Err() != nil {
 					return release
 				}
@@ -198,7 +222,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 				r = delivery.Result{Retryable: true, Err: fmt.Errorf("storing the reply: %w", err)}
 			}
 		case a.t.replyURL != "":
-			rr := a.sendReply(ctx, r)
+			rr := a.sendReply(ctx, spanCtx, r)
 			if ctx.Err() != nil {
 				return release
 			}
@@ -240,7 +264,11 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	if a.accepted != "" {
 		out.Header[ingress.HeaderAccepted] = []string{a.accepted}
 	}
-	if a.passThrough != "" {
+	switch {
+	case spanCtx != nil:
+		// The dead-letter attempts are children of this one.
+		out.Header[cehttp.NATSPassThrough] = []string{tracedPassThrough(spanCtx, a.passThrough)}
+	case a.passThrough != "":
 		out.Header[cehttp.NATSPassThrough] = []string{a.passThrough}
 	}
 	fresh := []bool{false}
@@ -267,7 +295,15 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		a.drop(dropNoDeadLetterSink)
 		return finished
 	}
-	r := a.send(ctx, a.ev, a.t.deadLetterURL, a.header(), false)
+	header := a.header()
+	var span trace.Span
+	if a.p.tracer != nil {
+		_, span, header = a.startAttempt(a.t.deadLetterURL, true, header)
+	}
+	r := a.send(ctx, a.ev, a.t.deadLetterURL, header, false)
+	if span != nil {
+		endAttempt(span, r)
+	}
 	if ctx.Err() != nil {
 		return release
 	}
@@ -320,7 +356,7 @@ var errTTL = errors.New("ttl exhausted")
 // that it is evaluated against every Trigger of the Broker, with the TTL
 // decremented. A reply that would reach TTL 0 is dropped (not an error:
 // the delivery itself succeeded).
-func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event, header http.Header) error {
+func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event, header http.Header) error {
 	ttl, ok := ingress.TTL(a.ev)
 	if !ok {
 		ttl = a.p.defaultTTL
@@ -336,13 +372,28 @@ func (a *attempt) enqueueReply(ctx context.Context, reply *event.Event, header h
 		return nil
 	}
 	reply.SetExtension(ingress.ExtensionTTL, ttl)
+	var span trace.Span
+	if spanCtx != nil {
+		// The reply is routed as a child of this span.
+		var replyCtx context.Context
+		replyCtx, span = a.p.tracer.StartReply(spanCtx, reply, a.t.traceObject(), 1, "")
+		header = tracedHeader(replyCtx, header)
+	}
 	out := cehttp.ToNATS(reply, a.src.names.in)
 	stamp(out, time.Now())
 	if v := cehttp.EncodeHeader(header); v != "" {
 		out.Header[cehttp.NATSPassThrough] = []string{v}
 	}
 	fresh := []bool{false}
-	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh); err != nil {
+	err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh)
+	if span != nil {
+		var reason string
+		if err != nil {
+			reason = err.Error()
+		}
+		tracing.EndAttempt(span, 0, err == nil, reason)
+	}
+	if err != nil {
 		return err
 	}
 	if fresh[0] {

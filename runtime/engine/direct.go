@@ -190,6 +190,21 @@ type storedEvent struct {
 	// passThrough is the event's knc-headers value.
 	passThrough string
 	index       int
+	// trace is the context of the span of routing the event and traced
+	// its passThrough with that context, for the deliveries routing
+	// stores; both are unset when tracing is off.
+	trace  context.Context
+	traced string
+}
+
+// storedHeaders returns a copy of the event's NATS headers for a delivery
+// message, with room for extra more.
+func (s storedEvent) storedHeaders(extra int) nats.Header {
+	h := cloneHeader(s.headers(), extra+1)
+	if s.traced != "" {
+		h[cehttp.NATSPassThrough] = []string{s.traced}
+	}
+	return h
 }
 
 // headers returns the event's NATS headers, a map of its own for a record.
@@ -217,7 +232,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
 		return
 	}
-	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true}
+	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true, parent: stored.trace}
 	if b := a.budget(); b > r.budget {
 		r.budget = b
 	}
@@ -231,7 +246,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 // store keeps a delivery to be stored when routing ends. Each delivery gets
 // its own headers: publishing adds its ID.
 func (r *routed) store(subject string, stored storedEvent, idx int, id deliveryID) {
-	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: cloneHeader(stored.headers(), 1), Data: stored.data})
+	r.stored = append(r.stored, &nats.Msg{Subject: subject, Header: stored.storedHeaders(0), Data: stored.data})
 	r.ids = append(r.ids, "route:"+id.String())
 	r.matched = append(r.matched, idx)
 }
@@ -253,7 +268,7 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 		// this attempt not counted.
 		prior, delay = a.n-1, 0
 	}
-	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: cloneHeader(stored.headers(), 3), Data: stored.data}
+	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: stored.storedHeaders(2), Data: stored.data}
 	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
 	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
 	fresh := []bool{false}

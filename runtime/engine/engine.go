@@ -85,6 +85,7 @@ func New(opts Options) (*Engine, error) {
 		TLS:            opts.TLS,
 		BearerTokens:   opts.BearerTokens,
 		Logger:         opts.Logger,
+		Tracer:         opts.Tracer,
 		Registry:       opts.Registry,
 	}, (*ingressRuntime)(e), (*ingressStore)(e))
 	return e, nil
@@ -170,6 +171,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		send:           delivery.NewSender(),
 		accounts:       e.metrics.accounting,
 		log:            e.log,
+		tracer:         e.opts.Tracer,
 		ackWait:        e.opts.AckWait,
 		attemptTimeout: e.opts.AttemptTimeout,
 		defaultTTL:     e.opts.DefaultTTL,

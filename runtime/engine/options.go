@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // Defaults of Options.
@@ -133,6 +134,10 @@ type Options struct {
 	// NewResolver returns the Resolver for a table served at baseURL; nil
 	// resolves with resolve.NewLocal.
 	NewResolver func(t *routing.Table, baseURL string) (resolve.Resolver, error)
+	// Tracer, when set, makes spans of ingress requests, routing,
+	// delivery attempts and replies; nil, the default, makes none. The
+	// caller shuts it down after the Engine.
+	Tracer *tracing.Tracer
 	// Logger receives the runtime's logs; nil discards them.
 	Logger *slog.Logger
 	// Registry receives the metrics; nil creates one. The global registry

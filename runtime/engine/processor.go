@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // publisher stores messages in JetStream, each with its message ID, and
@@ -46,6 +47,8 @@ type processor struct {
 	send      sender
 	accounts  accounts
 	log       *slog.Logger
+	// tracer is nil when tracing is off: nothing is prepared for spans.
+	tracer *tracing.Tracer
 
 	ackWait        time.Duration
 	attemptTimeout time.Duration

@@ -8,9 +8,11 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // routeRetryDelay is how long an event whose deliveries could not be stored
@@ -56,9 +58,7 @@ func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) 
 	r := p.newRouted(src, msg, meta)
 	stored := storedEvent{header: msg.Headers(), data: msg.Data(), accepted: acceptedOf(msg.Headers()), passThrough: msg.Headers().Get(cehttp.NATSPassThrough), index: -1}
 	var buf [8]int
-	for _, idx := range src.match(ev, buf[:0]) {
-		r.add(ev, stored, idx)
-	}
+	r.route(ev, stored, buf[:0])
 	r.finish(ctx)
 }
 
@@ -92,11 +92,25 @@ func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.M
 			continue
 		}
 		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: extras[0], passThrough: extras[1], index: i}
-		for _, idx := range src.match(ev, buf[:0]) {
-			r.add(ev, stored, idx)
-		}
+		r.route(ev, stored, buf[:0])
 	}
 	r.finish(ctx)
+}
+
+// route routes one event to every target it matches, within the span of
+// routing it when tracing is on. buf is room for the matches.
+func (r *routed) route(ev *event.Event, stored storedEvent, buf []int) {
+	var span trace.Span
+	if r.p.tracer != nil {
+		stored.trace, span, stored.traced = r.p.startRoute(r.src, ev, stored.passThrough)
+	}
+	matched := r.src.match(ev, buf)
+	for _, idx := range matched {
+		r.add(ev, stored, idx)
+	}
+	if span != nil {
+		tracing.EndRoute(span, len(matched))
+	}
 }
 
 // match returns the indexes in s.targets of the targets ev goes to, in

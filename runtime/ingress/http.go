@@ -19,9 +19,11 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/status"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // Runtime is what the HTTP listener asks of the runtime it serves, on each
@@ -58,6 +60,9 @@ type Config struct {
 	// BearerTokens, when set, are required by the ingresses they name.
 	BearerTokens BearerTokens
 	Logger       *slog.Logger
+	// Tracer, when set, makes a span of each request that brings an
+	// event; nil makes none.
+	Tracer *tracing.Tracer
 	// Registry receives knc_ingress_rejected_total and is served at
 	// /metrics.
 	Registry *prometheus.Registry
@@ -299,6 +304,10 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
+	var start time.Time
+	if s.cfg.Tracer != nil {
+		start = time.Now()
+	}
 	ev, err := cehttp.ReadRequest(r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		var pe *cehttp.ParseError
@@ -316,6 +325,12 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// The span starts once there is an event to name; requests refused
+	// before are counted in knc_ingress_rejected_total alone.
+	var sp ingressSpan
+	if tr := s.cfg.Tracer; tr != nil {
+		sp.ctx, sp.span = tr.StartIngress(r.Header, ev, tracing.Object{Kind: ep.kind, Key: ep.key}, start)
+	}
 	if ep.broker {
 		// Knative's ingress decrements the TTL an event comes with and
 		// refuses it when that reaches 0: it is looping.
@@ -325,19 +340,43 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		}
 		if ttl--; ttl <= 0 {
 			s.reject(w, http.StatusBadRequest, "knativebrokerttl is exhausted: the event has gone round a reply loop too often")
+			sp.end(http.StatusBadRequest, nil)
 			return
 		}
 		ev.SetExtension(ExtensionTTL, ttl)
 	}
-	passThrough := cehttp.EncodeHeader(cehttp.PassThrough(r.Header))
-	if err := s.storeEvent(r.Context(), ep, ev, passThrough); err != nil {
+	passThrough := cehttp.PassThrough(r.Header)
+	if sp.span != nil {
+		// What is stored carries the ingress span's context, which the
+		// route stage's span is a child of.
+		if passThrough == nil {
+			passThrough = http.Header{}
+		}
+		tracing.Inject(sp.ctx, passThrough)
+	}
+	if err := s.storeEvent(r.Context(), ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
 		w.Header().Set("Retry-After", "1")
 		s.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
+		sp.end(http.StatusServiceUnavailable, err)
 		return
 	}
 	ep.accepted.Inc()
 	w.WriteHeader(http.StatusAccepted)
+	sp.end(http.StatusAccepted, nil)
+}
+
+// ingressSpan is the span of one ingress request; the zero value is no
+// span, when tracing is off.
+type ingressSpan struct {
+	ctx  context.Context
+	span trace.Span
+}
+
+func (s ingressSpan) end(code int, err error) {
+	if s.span != nil {
+		tracing.EndIngress(s.span, code, err)
+	}
 }
 
 // storeEvent adds ev to the next batch of ep and waits until JetStream has
