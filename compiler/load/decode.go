@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -159,6 +160,17 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOp
 			return
 		}
 		v.SetInt(i)
+	case reflect.Float64:
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") {
+			d.errorf(n, path, "must be a number, not %s", article(n))
+			return
+		}
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.errorf(n, path, "%s is not a finite number", n.Value)
+			return
+		}
+		v.SetFloat(f)
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
 			d.errorf(n, path, "must be true or false, not %s", article(n))

@@ -71,6 +71,24 @@ type Runtime struct {
 	Storage       *Storage     `json:"storage,omitempty"`
 	NATS          *NATSRuntime `json:"nats,omitempty"`
 	Memory        *Memory      `json:"memory,omitempty"`
+	Tracing       *Tracing     `json:"tracing,omitempty"`
+}
+
+// Tracing makes the runtime export OpenTelemetry spans over OTLP.
+type Tracing struct {
+	// Endpoint is the OTLP receiver: http:// or https:// URL, or
+	// HOST:PORT.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Protocol is "grpc" or "http" (OTLP/HTTP with protobuf, the default).
+	Protocol string `json:"protocol,omitempty"`
+	// Insecure sends without TLS to an endpoint given as HOST:PORT.
+	Insecure bool `json:"insecure,omitempty"`
+	// SamplingRatio is the share of new traces sampled, 0 to 1.
+	SamplingRatio *float64 `json:"samplingRatio,omitempty"`
+	// Headers go with every export; they are stored in the runtime's
+	// ConfigMap, so a key belongs in OTEL_EXPORTER_OTLP_HEADERS from a
+	// Secret instead.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // Memory sizes the runtime container's memory request and limit.
@@ -175,6 +193,9 @@ var (
 	absoluteURIRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+`)
 	sizeRE        = regexp.MustCompile(`^[0-9]+(Ki|Mi|Gi|Ti)?$`)
 	natsURLRE     = regexp.MustCompile(`^(nats|tls)://`)
+	// otlpEndpointRE is an http(s) URL with a host, or HOST:PORT.
+	otlpEndpointRE = regexp.MustCompile(`^(https?://[^/?#\s]+(/[^\s]*)?|[^:/?#\s]+:[0-9]+)$`)
+	headerNameRE   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // validate mirrors #Config in schema/config.cue.
@@ -248,6 +269,31 @@ func (c *Config) validate(errs *model.FieldErrors) {
 			if r.NATS.CredentialsSecret != "" && !nameRE.MatchString(r.NATS.CredentialsSecret) {
 				errs.Add("runtime.nats.credentialsSecret", "%q is not a valid name", r.NATS.CredentialsSecret)
 			}
+		}
+		if t := r.Tracing; t != nil {
+			t.validate(errs)
+		}
+	}
+}
+
+// validate mirrors #Tracing in schema/config.cue.
+func (t *Tracing) validate(errs *model.FieldErrors) {
+	if t.Endpoint == "" {
+		errs.Add("runtime.tracing.endpoint", "is required: the URL of the OTLP receiver, such as http://otel-collector.observability:4318")
+	} else if !otlpEndpointRE.MatchString(t.Endpoint) {
+		errs.Add("runtime.tracing.endpoint", "%q must be an http:// or https:// URL, or HOST:PORT", t.Endpoint)
+	}
+	switch t.Protocol {
+	case "", "grpc", "http":
+	default:
+		errs.Add("runtime.tracing.protocol", "must be \"grpc\" or \"http\", not %q", t.Protocol)
+	}
+	if r := t.SamplingRatio; r != nil && (*r < 0 || *r > 1) {
+		errs.Add("runtime.tracing.samplingRatio", "must be between 0 and 1, not %g", *r)
+	}
+	for name := range t.Headers {
+		if !headerNameRE.MatchString(name) {
+			errs.Add("runtime.tracing.headers["+name+"]", "%q is not a valid header name", name)
 		}
 	}
 }

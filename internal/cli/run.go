@@ -142,6 +142,16 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if opts.Durability == "" && !opts.SyncAlways {
 		opts.Durability = configDurability(cfg)
 	}
+	tc, err := f.serve.tracingConfig(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	if opts.Tracer, err = startTracing(ctx, cmd.ErrOrStderr(), tc); err != nil {
+		return err
+	}
+	// Deferred before the engine runs, so it sends the spans of the
+	// drain too.
+	defer stopTracing(opts.Tracer, log)
 	eng, err := engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}

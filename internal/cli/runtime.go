@@ -134,6 +134,14 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	if err := f.serve.apply(&eopts, ""); err != nil {
 		return err
 	}
+	tc, err := f.serve.tracingConfig(cmd, nil)
+	if err != nil {
+		return err
+	}
+	if eopts.Tracer, err = startTracing(cmd.Context(), cmd.ErrOrStderr(), tc); err != nil {
+		return err
+	}
+	defer stopTracing(eopts.Tracer, log)
 	rt, err := cluster.New(cluster.Options{
 		Config:            cfg,
 		TablePath:         f.table,

@@ -34,6 +34,9 @@ func TestScript(t *testing.T) {
 			"fixture":    cmdFixture,
 			"actionstep": cmdActionStep,
 			"waitfor":    cmdWaitFor,
+			// script_otlp_test.go
+			"otlpreceiver": cmdOTLPReceiver,
+			"otlpspans":    cmdOTLPSpans,
 		},
 	})
 }

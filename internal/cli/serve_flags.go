@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // Environment variables that carry NATS secrets, so that they appear
@@ -53,6 +55,12 @@ type serveFlags struct {
 	clusterAddr    string
 	clusterRoutes  []string
 	serverName     string
+
+	tracingEndpoint string
+	tracingProtocol string
+	tracingInsecure bool
+	tracingSampling float64
+	tracingHeaders  map[string]string
 }
 
 func (f *serveFlags) register(cmd *cobra.Command) {
@@ -78,6 +86,81 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.clusterAddr, "cluster-addr", "", "`HOST:PORT` the other nodes of the cluster connect to")
 	fl.StringSliceVar(&f.clusterRoutes, "cluster-routes", nil, "`URL`s of the cluster's nodes, nats-route://HOST:PORT (repeat or separate with commas)")
 	fl.StringVar(&f.serverName, "server-name", "", "unique, stable name of this node in the cluster (default: $POD_NAME, else the host name)")
+	fl.StringVar(&f.tracingEndpoint, "tracing-endpoint", "", "export OpenTelemetry spans to the OTLP receiver at `URL` (http:// or https://) or HOST:PORT (default: runtime.tracing.endpoint of knc.yaml, else $OTEL_EXPORTER_OTLP_ENDPOINT; none: no spans)")
+	fl.StringVar(&f.tracingProtocol, "tracing-protocol", "", "OTLP protocol: http (protobuf over HTTP) or grpc (default http, or $OTEL_EXPORTER_OTLP_PROTOCOL)")
+	fl.BoolVar(&f.tracingInsecure, "tracing-insecure", false, "send spans without TLS to a --tracing-endpoint given as HOST:PORT")
+	fl.Float64Var(&f.tracingSampling, "tracing-sampling-ratio", 1, "share of new traces sampled, 0 to 1; a request with a traceparent follows its sender's decision")
+	fl.StringToStringVar(&f.tracingHeaders, "tracing-header", nil, "`NAME=VALUE` header sent with each export (repeat or separate with commas)")
+}
+
+// tracingConfig is runtime.tracing of cfg, when there is one, overridden
+// by the tracing flags given.
+func (f *serveFlags) tracingConfig(cmd *cobra.Command, cfg *project.Config) (tracing.Config, error) {
+	var c tracing.Config
+	if cfg != nil && cfg.Runtime != nil && cfg.Runtime.Tracing != nil {
+		t := cfg.Runtime.Tracing
+		c = tracing.Config{Endpoint: t.Endpoint, Protocol: t.Protocol, Insecure: t.Insecure, SamplingRatio: t.SamplingRatio, Headers: t.Headers}
+	}
+	fl := cmd.Flags()
+	if fl.Changed("tracing-endpoint") {
+		if err := tracing.CheckEndpoint(f.tracingEndpoint); err != nil {
+			return c, usageError("--tracing-endpoint: %v", err)
+		}
+		c.Endpoint = f.tracingEndpoint
+	}
+	if fl.Changed("tracing-protocol") {
+		if f.tracingProtocol != tracing.ProtocolGRPC && f.tracingProtocol != tracing.ProtocolHTTP {
+			return c, usageError("--tracing-protocol must be grpc or http, not %q", f.tracingProtocol)
+		}
+		c.Protocol = f.tracingProtocol
+	}
+	if fl.Changed("tracing-insecure") {
+		c.Insecure = f.tracingInsecure
+	}
+	if fl.Changed("tracing-sampling-ratio") {
+		if f.tracingSampling < 0 || f.tracingSampling > 1 {
+			return c, usageError("--tracing-sampling-ratio must be between 0 and 1, not %g", f.tracingSampling)
+		}
+		c.SamplingRatio = &f.tracingSampling
+	}
+	if fl.Changed("tracing-header") {
+		if c.Headers == nil {
+			c.Headers = map[string]string{}
+		}
+		maps.Copy(c.Headers, f.tracingHeaders)
+	}
+	if err := c.Validate(); err != nil {
+		return c, usageError("tracing: %v", err)
+	}
+	return c, nil
+}
+
+// startTracing returns the Tracer the engine makes spans with, nil when
+// tracing is off, and says where spans go.
+func startTracing(ctx context.Context, stderr io.Writer, c tracing.Config) (*tracing.Tracer, error) {
+	tr, err := tracing.New(ctx, c)
+	if err != nil {
+		return nil, &exitError{code: exitTrouble, err: err}
+	}
+	if tr != nil {
+		fmt.Fprintf(stderr, "knc: exporting spans %s\n", c)
+	}
+	return tr, nil
+}
+
+// tracerShutdownTimeout bounds sending the spans still pending at exit.
+const tracerShutdownTimeout = 5 * time.Second
+
+// stopTracing sends the spans still pending, once the engine has stopped.
+func stopTracing(tr *tracing.Tracer, log *slog.Logger) {
+	if tr == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracerShutdownTimeout)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		log.Warn("could not send the last spans", "error", err)
+	}
 }
 
 // apply sets the engine options the flags give. configURL is runtime.nats.url

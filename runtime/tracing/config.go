@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("protocol must be %q or %q, not %q", ProtocolGRPC, ProtocolHTTP, c.Protocol))
 	}
 	if c.Endpoint != "" {
-		if err := checkEndpoint(c.Endpoint); err != nil {
+		if err := CheckEndpoint(c.Endpoint); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -95,7 +95,7 @@ func (c Config) Validate() error {
 }
 
 // CheckEndpoint says what is wrong with an endpoint, nil when nothing is.
-func checkEndpoint(e string) error {
+func CheckEndpoint(e string) error {
 	if strings.Contains(e, "://") {
 		u, err := url.Parse(e)
 		if err != nil {
