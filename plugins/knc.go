@@ -126,6 +126,9 @@ type runtimeSettings struct {
 	natsURL, natsSecret string
 	// memoryRequest and memoryLimit size the container's memory.
 	memoryRequest, memoryLimit resource.Quantity
+	// tracingData and tracingArgs are runtime.tracing (tracingConfig).
+	tracingData map[string]string
+	tracingArgs []string
 }
 
 func settings(cfg *project.Config) (runtimeSettings, diag.List) {
@@ -164,6 +167,7 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 				memRequest = r.Memory.Request
 			}
 		}
+		s.tracingData, s.tracingArgs = tracingConfig(r.Tracing)
 		if r.NATS != nil {
 			s.natsURL, s.natsSecret = r.NATS.URL, r.NATS.CredentialsSecret
 			if s.natsURL == "" && s.natsSecret != "" {
@@ -237,6 +241,7 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		"KNC_STREAM_REPLICAS": strconv.Itoa(set.streamReplicas),
 		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
 	}
+	maps.Copy(jetstream, set.tracingData)
 	jetstreamName := JetStreamPrefix + contentHash(mapBytes(jetstream))
 
 	var objs []any

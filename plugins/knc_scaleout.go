@@ -48,6 +48,7 @@ func (p *kncPlugin) workload(ns string, set runtimeSettings, routesName, jetstre
 	if set.durability == "fsync" {
 		c.Args = append(c.Args, "--fsync")
 	}
+	c.Args = append(c.Args, set.tracingArgs...)
 	switch {
 	case set.natsURL != "":
 		return []any{externalNATS(d, set)}
