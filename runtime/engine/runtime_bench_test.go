@@ -23,6 +23,8 @@ import (
 	"github.com/knc-dev/knc/internal/loadgen"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/tracing"
+	"github.com/knc-dev/knc/runtime/tracing/otlptest"
 )
 
 // The runtime benchmarks start everything on loopback in this process: the
@@ -63,6 +65,7 @@ func BenchmarkRuntime(b *testing.B) {
 	b.Run("latency1", benchRuntimeLatency1)
 	b.Run("latency64", benchRuntimeLatency64)
 	b.Run("fsync", benchRuntimeFsync)
+	b.Run("tracing", benchRuntimeTracing)
 }
 
 // medians collects one value per round of each metric and reports their
@@ -231,6 +234,57 @@ func benchRuntimeTrigger1(b *testing.B) {
 		m.add("cpu-µs/event", µs(k.CPU)/float64(k.Counted))
 		m.add("ceiling-events/s", c.PerSecond())
 		m.add("ratio", k.CountedPerSecond()/c.PerSecond())
+	}
+	m.report(b)
+}
+
+// benchRuntimeTracing: trigger1 with tracing on, every trace sampled and
+// its spans exported over OTLP/HTTP to a receiver in this process, next to
+// the same engine setup with tracing off, in the same rounds. The
+// receiver's decoding is counted in the CPU of the traced rounds; its
+// queue is large enough that no span is dropped, so the figure is the
+// whole cost of exporting every span, reported per event as spans/event.
+func benchRuntimeTracing(b *testing.B) {
+	b.Setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+	b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "262144")
+	b.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2048")
+	b.Setenv("OTEL_TRACES_SAMPLER", "always_on")
+	rcv, err := otlptest.NewHTTP(otlptest.CountOnly())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(rcv.Close)
+	tr, err := tracing.New(context.Background(), tracing.Config{Endpoint: rcv.URL, Protocol: tracing.ProtocolHTTP})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	sub := newSubscriber(b)
+	table := func() *routing.Table { return brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})) }
+	off := benchEngine(b, table())
+	on := benchEngineOpts(b, Options{Table: table(), Tracer: tr})
+	events := []loadgen.Event{{Type: benchType}}
+	m := medians{}
+	for range *benchRounds {
+		k0 := gatedRound(b, sub, loadgen.Config{URL: off.URL() + "/brokers/ns/b", Events: events}, 1)
+		sub.Latencies()
+		spans0, delivered0 := rcv.Len(), sub.Received()
+		k := gatedRound(b, sub, loadgen.Config{URL: on.URL() + "/brokers/ns/b", Events: events}, 1)
+		e2eLatency(m, sub)
+		// Wait for the batches of the round to be exported, so that the
+		// next round starts with nothing pending.
+		deadline := time.Now().Add(10 * time.Second)
+		for prev := -1; rcv.Len() != prev && time.Now().Before(deadline); {
+			prev = rcv.Len()
+			time.Sleep(300 * time.Millisecond)
+		}
+		m.add("events/s", k.CountedPerSecond())
+		m.add("cpu-µs/event", µs(k.CPU)/float64(k.Counted))
+		m.add("off-events/s", k0.CountedPerSecond())
+		m.add("off-cpu-µs/event", µs(k0.CPU)/float64(k0.Counted))
+		m.add("ratio", k.CountedPerSecond()/k0.CountedPerSecond())
+		m.add("cpu-ratio", (µs(k.CPU)/float64(k.Counted))/(µs(k0.CPU)/float64(k0.Counted)))
+		m.add("spans/event", float64(rcv.Len()-spans0)/float64(sub.Received()-delivered0))
 	}
 	m.report(b)
 }
