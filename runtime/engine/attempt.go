@@ -11,7 +11,6 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
@@ -155,16 +154,14 @@ func (a *attempt) sendReply(ctx, spanCtx context.Context, r delivery.Result) del
 	}
 	for n := 1; ; n++ {
 		h := header
-		var span trace.Span
+		var span tracing.Span
 		if spanCtx != nil {
 			var replyCtx context.Context
-			replyCtx, span = a.p.tracer.StartReply(spanCtx, r.Reply, a.t.traceObject(), n, redact.URI(a.t.replyURL))
+			replyCtx, span = a.p.tracer.StartReply(spanCtx, r.Reply, a.t.trace, n, false)
 			h = tracedHeader(replyCtx, header)
 		}
 		rr := a.send(ctx, r.Reply, a.t.replyURL, h, false)
-		if span != nil {
-			endAttempt(span, rr)
-		}
+		endAttempt(span, rr)
 		if rr.Success || !rr.Retryable || n > a.t.retry() || ctx.Err() != nil {
 			return rr
 		}
@@ -197,14 +194,12 @@ func (a *attempt) drop(reason string) {
 func (a *attempt) deliver(ctx context.Context) verdict {
 	header := a.header()
 	var spanCtx context.Context
-	var span trace.Span
+	var span tracing.Span
 	if a.p.tracer != nil {
-		spanCtx, span, header = a.startAttempt(a.t.deliverURL, false, header)
+		spanCtx, span, header = a.startAttempt(false, header)
 	}
 	r := a.send(ctx, a.ev, a.t.deliverURL, header, true)
-	if span != nil {
-		endAttempt(span, r)
-	}
+	endAttempt(span, r)
 	if ctx.Err() != nil {
 		return release
 	}
@@ -296,14 +291,12 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		return finished
 	}
 	header := a.header()
-	var span trace.Span
+	var span tracing.Span
 	if a.p.tracer != nil {
-		_, span, header = a.startAttempt(a.t.deadLetterURL, true, header)
+		_, span, header = a.startAttempt(true, header)
 	}
 	r := a.send(ctx, a.ev, a.t.deadLetterURL, header, false)
-	if span != nil {
-		endAttempt(span, r)
-	}
+	endAttempt(span, r)
 	if ctx.Err() != nil {
 		return release
 	}
@@ -372,11 +365,11 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 		return nil
 	}
 	reply.SetExtension(ingress.ExtensionTTL, ttl)
-	var span trace.Span
+	var span tracing.Span
 	if spanCtx != nil {
 		// The reply is routed as a child of this span.
 		var replyCtx context.Context
-		replyCtx, span = a.p.tracer.StartReply(spanCtx, reply, a.t.traceObject(), 1, "")
+		replyCtx, span = a.p.tracer.StartReply(spanCtx, reply, a.t.trace, 1, true)
 		header = tracedHeader(replyCtx, header)
 	}
 	out := cehttp.ToNATS(reply, a.src.names.in)
@@ -386,12 +379,12 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 	}
 	fresh := []bool{false}
 	err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh)
-	if span != nil {
+	if spanCtx != nil {
 		var reason string
 		if err != nil {
 			reason = err.Error()
 		}
-		tracing.EndAttempt(span, 0, err == nil, reason)
+		span.EndAttempt(0, err == nil, reason)
 	}
 	if err != nil {
 		return err

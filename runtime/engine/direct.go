@@ -190,19 +190,17 @@ type storedEvent struct {
 	// passThrough is the event's knc-headers value.
 	passThrough string
 	index       int
-	// trace is the context of the span of routing the event and traced
-	// its passThrough with that context, for the deliveries routing
-	// stores; both are unset when tracing is off.
-	trace  context.Context
-	traced string
+	// trace is the context of the span of routing the event, unset when
+	// tracing is off. The deliveries routing stores carry it.
+	trace context.Context
 }
 
 // storedHeaders returns a copy of the event's NATS headers for a delivery
 // message, with room for extra more.
 func (s storedEvent) storedHeaders(extra int) nats.Header {
 	h := cloneHeader(s.headers(), extra+1)
-	if s.traced != "" {
-		h[cehttp.NATSPassThrough] = []string{s.traced}
+	if s.trace != nil {
+		h[cehttp.NATSPassThrough] = []string{tracedPassThrough(s.trace, s.passThrough)}
 	}
 	return h
 }

@@ -256,6 +256,9 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 			src.lane = newLane(e.work, e.opts.DeliveryConcurrency)
 			e.lanes[src.names.id] = src.lane
 		}
+		if e.opts.Tracer != nil {
+			src.setTracing()
+		}
 		perTarget := targetSlots(e.opts.DeliveryConcurrency)
 		for _, tg := range src.targets {
 			tg.slots = make(chan struct{}, perTarget)

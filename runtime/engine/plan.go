@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/router"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // sourceKind tells Brokers from Channels.
@@ -58,6 +59,8 @@ type source struct {
 	endpoint *ingress.Endpoint
 	// lane makes the first attempts of its deliveries.
 	lane *lane
+	// trace names it in spans; nil when tracing is off (setTracing).
+	trace *tracing.Source
 }
 
 // target is a Trigger or a Subscription.
@@ -87,6 +90,8 @@ type target struct {
 	// none free for a while.
 	slots          chan struct{}
 	congestedUntil atomic.Int64
+	// trace names it in spans; nil when tracing is off (setTracing).
+	trace *tracing.Target
 }
 
 func namespaceHeader(namespace string) http.Header {

@@ -8,7 +8,6 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
@@ -100,17 +99,15 @@ func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.M
 // route routes one event to every target it matches, within the span of
 // routing it when tracing is on. buf is room for the matches.
 func (r *routed) route(ev *event.Event, stored storedEvent, buf []int) {
-	var span trace.Span
+	var span tracing.Span
 	if r.p.tracer != nil {
-		stored.trace, span, stored.traced = r.p.startRoute(r.src, ev, stored.passThrough)
+		stored.trace, span = r.p.startRoute(r.src, ev, stored.passThrough)
 	}
 	matched := r.src.match(ev, buf)
 	for _, idx := range matched {
 		r.add(ev, stored, idx)
 	}
-	if span != nil {
-		tracing.EndRoute(span, len(matched))
-	}
+	span.EndRoute(len(matched))
 }
 
 // match returns the indexes in s.targets of the targets ev goes to, in

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
@@ -21,19 +23,56 @@ import (
 // dispatch stage are so still children of the span before them. Nothing
 // here runs when processor.tracer is nil.
 
-func (s *source) traceObject() tracing.Object {
-	return tracing.Object{Kind: s.kind.String(), Key: s.obj.Key()}
+// setTracing names s and its targets for their spans, with the URLs of
+// the targets' destinations masked as in logs.
+func (s *source) setTracing() {
+	s.trace = tracing.NewSource(s.kind == kindBroker, s.obj.Key())
+	for _, t := range s.targets {
+		t.trace = tracing.NewTarget(t.kind == knative.KindTrigger, t.obj.Key(), maskURL(t.deliverURL), maskURL(t.replyURL), maskURL(t.deadLetterURL))
+	}
 }
 
-func (t *target) traceObject() tracing.Object {
-	return tracing.Object{Kind: t.kind, Key: t.obj.Key()}
+func maskURL(u string) string {
+	if u == "" {
+		return ""
+	}
+	return redact.URI(u)
 }
 
-// startRoute starts the span of routing ev, and returns its context and
-// the pass-through headers the deliveries routing stores carry.
-func (p *processor) startRoute(src *source, ev *event.Event, passThrough string) (context.Context, trace.Span, string) {
-	ctx, span := p.tracer.StartRoute(cehttp.DecodeHeader(passThrough), ev, src.traceObject())
-	return ctx, span, tracedPassThrough(ctx, passThrough)
+// startRoute starts the span of routing ev, a child of the span whose
+// context is stored in passThrough.
+func (p *processor) startRoute(src *source, ev *event.Event, passThrough string) (context.Context, tracing.Span) {
+	return p.tracer.StartRoute(storedParent(passThrough, ev), ev, src.trace)
+}
+
+// storedParent returns a context holding the span context stored in
+// passThrough, an encoded knc-headers value, or else in ev's
+// distributed-tracing extension. It reads the two values it needs rather
+// than decoding every header.
+func storedParent(passThrough string, ev *event.Event) context.Context {
+	var traceparent, tracestate string
+	for rest := passThrough; rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		name, value, _ := strings.Cut(pair, "=")
+		var dst *string
+		switch {
+		case strings.EqualFold(name, tracing.HeaderTraceparent):
+			dst = &traceparent
+		case strings.EqualFold(name, tracing.HeaderTracestate):
+			dst = &tracestate
+		default:
+			continue
+		}
+		if *dst != "" {
+			continue // the first value, as http.Header.Get reads it
+		}
+		if strings.ContainsAny(value, "%+") {
+			value, _ = url.QueryUnescape(value)
+		}
+		*dst = value
+	}
+	return tracing.ParentOf(context.Background(), traceparent, tracestate, ev)
 }
 
 // tracedPassThrough returns passThrough, an encoded knc-headers value,
@@ -51,36 +90,39 @@ func tracedPassThrough(ctx context.Context, passThrough string) string {
 // span's for a first attempt, else the one stored with the delivery.
 func (a *attempt) traceParent() context.Context {
 	if a.parent == nil {
-		a.parent = tracing.Parent(context.Background(), cehttp.DecodeHeader(a.passThrough), a.ev)
+		a.parent = storedParent(a.passThrough, a.ev)
 	}
 	return a.parent
 }
 
-// startAttempt starts the span of an attempt to url and returns the
-// headers of its request, which carry the span's context.
-func (a *attempt) startAttempt(url string, deadLetter bool, header http.Header) (context.Context, trace.Span, http.Header) {
-	ctx, span := a.p.tracer.StartAttempt(a.traceParent(), a.ev, tracing.Attempt{
-		Source: a.src.traceObject(), Target: a.t.traceObject(),
-		N: a.n, DeadLetter: deadLetter, URL: redact.URI(url),
-	})
+// startAttempt starts the span of the attempt, to the dead-letter sink
+// with deadLetter, and returns the headers of its request, which carry the
+// span's context.
+func (a *attempt) startAttempt(deadLetter bool, header http.Header) (context.Context, tracing.Span, http.Header) {
+	ctx, span := a.p.tracer.StartAttempt(a.traceParent(), a.ev, a.src.trace, a.t.trace, a.n, deadLetter)
 	return ctx, span, tracedHeader(ctx, header)
 }
 
 // tracedHeader returns a copy of h that carries the trace context of ctx.
 func tracedHeader(ctx context.Context, h http.Header) http.Header {
-	c := h.Clone()
-	if c == nil {
-		c = http.Header{}
+	c := make(http.Header, len(h)+2)
+	for k, v := range h {
+		c[k] = v
 	}
 	tracing.Inject(ctx, c)
 	return c
 }
 
-// endAttempt ends the span of an attempt or a reply with its result.
-func endAttempt(span trace.Span, r delivery.Result) {
+// endAttempt ends the span of an attempt or a reply with its result; it
+// does nothing without a span.
+func endAttempt(span tracing.Span, r delivery.Result) {
+	if !span.Recording() {
+		span.EndAttempt(0, true, "")
+		return
+	}
 	var reason string
-	if r.Err != nil {
+	if r.Err != nil && !r.Success {
 		reason = redact.Text(r.Err.Error())
 	}
-	tracing.EndAttempt(span, r.StatusCode, r.Success, reason)
+	span.EndAttempt(r.StatusCode, r.Success, reason)
 }

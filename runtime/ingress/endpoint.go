@@ -8,6 +8,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knc-dev/knc/runtime/tracing"
 )
 
 // HeaderAccepted carries, through every stage, the time (Unix nanoseconds)
@@ -44,6 +46,8 @@ type Endpoint struct {
 	batchers []*batcher
 	// shard is the shard events go to while it has room.
 	shard atomic.Uint32
+	// trace names it in spans; nil when tracing is off.
+	trace *tracing.Source
 }
 
 // Endpoint returns the endpoint of a Broker (broker) or Channel named key,
@@ -54,6 +58,9 @@ func (s *Server) Endpoint(broker bool, key, path string, subjects []string, acce
 	ep := &Endpoint{kind: "channel", key: key, path: path, broker: broker, accepted: accepted}
 	if broker {
 		ep.kind = "broker"
+	}
+	if s.cfg.Tracer != nil {
+		ep.trace = tracing.NewSource(broker, key)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

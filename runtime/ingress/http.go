@@ -19,7 +19,6 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/status"
@@ -327,9 +326,10 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 	}
 	// The span starts once there is an event to name; requests refused
 	// before are counted in knc_ingress_rejected_total alone.
-	var sp ingressSpan
+	var span tracing.Span
+	var spanCtx context.Context
 	if tr := s.cfg.Tracer; tr != nil {
-		sp.ctx, sp.span = tr.StartIngress(r.Header, ev, tracing.Object{Kind: ep.kind, Key: ep.key}, start)
+		spanCtx, span = tr.StartIngress(r.Header, ev, ep.trace, start)
 	}
 	if ep.broker {
 		// Knative's ingress decrements the TTL an event comes with and
@@ -340,43 +340,30 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		}
 		if ttl--; ttl <= 0 {
 			s.reject(w, http.StatusBadRequest, "knativebrokerttl is exhausted: the event has gone round a reply loop too often")
-			sp.end(http.StatusBadRequest, nil)
+			span.EndIngress(http.StatusBadRequest, nil)
 			return
 		}
 		ev.SetExtension(ExtensionTTL, ttl)
 	}
 	passThrough := cehttp.PassThrough(r.Header)
-	if sp.span != nil {
+	if spanCtx != nil {
 		// What is stored carries the ingress span's context, which the
 		// route stage's span is a child of.
 		if passThrough == nil {
 			passThrough = http.Header{}
 		}
-		tracing.Inject(sp.ctx, passThrough)
+		tracing.Inject(spanCtx, passThrough)
 	}
 	if err := s.storeEvent(r.Context(), ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
 		w.Header().Set("Retry-After", "1")
 		s.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
-		sp.end(http.StatusServiceUnavailable, err)
+		span.EndIngress(http.StatusServiceUnavailable, err)
 		return
 	}
 	ep.accepted.Inc()
 	w.WriteHeader(http.StatusAccepted)
-	sp.end(http.StatusAccepted, nil)
-}
-
-// ingressSpan is the span of one ingress request; the zero value is no
-// span, when tracing is off.
-type ingressSpan struct {
-	ctx  context.Context
-	span trace.Span
-}
-
-func (s ingressSpan) end(code int, err error) {
-	if s.span != nil {
-		tracing.EndIngress(s.span, code, err)
-	}
+	span.EndIngress(http.StatusAccepted, nil)
 }
 
 // storeEvent adds ev to the next batch of ep and waits until JetStream has

@@ -73,34 +73,55 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	return t.provider.Shutdown(ctx)
 }
 
-// Object is a Broker, Channel, Trigger or Subscription a span concerns.
-type Object struct {
-	// Kind is "Broker", "Channel", "Trigger" or "Subscription" (any case).
-	Kind string
-	// Key is NAMESPACE/NAME.
-	Key string
+// Source is a Broker or Channel as its spans name it. Make it once, with
+// the plan that serves it: its names are not made again for each span.
+type Source struct {
+	attr                   attribute.KeyValue
+	key                    string
+	ingressName, routeName string
 }
 
-func (o Object) attr() attribute.KeyValue {
-	switch o.Kind {
-	case "Broker", "broker":
-		return AttrBroker.String(o.Key)
-	case "Trigger", "trigger":
-		return AttrTrigger.String(o.Key)
-	case "Subscription", "subscription":
-		return AttrSubscription.String(o.Key)
+// NewSource returns the Source of a Broker (broker) or Channel named key,
+// NAMESPACE/NAME.
+func NewSource(broker bool, key string) *Source {
+	s := &Source{attr: AttrChannel.String(key), key: key, ingressName: "ingress " + key, routeName: "route " + key}
+	if broker {
+		s.attr = AttrBroker.String(key)
 	}
-	return AttrChannel.String(o.Key)
+	return s
 }
 
-// eventAttrs are the CloudEvents attributes of the semantic conventions.
+// Target is a Trigger or Subscription as its spans name it, with the URLs
+// of its destinations, their secrets masked by the caller.
+type Target struct {
+	attr                                   attribute.KeyValue
+	key                                    string
+	deliverName, deadLetterName, replyName string
+	subscriberURL, replyURL, deadLetterURL string
+}
+
+// NewTarget returns the Target of a Trigger (trigger) or Subscription
+// named key, NAMESPACE/NAME, delivering to subscriberURL, replying to
+// replyURL and dead-lettering to deadLetterURL.
+func NewTarget(trigger bool, key, subscriberURL, replyURL, deadLetterURL string) *Target {
+	t := &Target{
+		attr: AttrSubscription.String(key), key: key,
+		deliverName: "deliver " + key, deadLetterName: "dead-letter " + key, replyName: "reply " + key,
+		subscriberURL: subscriberURL, replyURL: replyURL, deadLetterURL: deadLetterURL,
+	}
+	if trigger {
+		t.attr = AttrTrigger.String(key)
+	}
+	return t
+}
+
+// eventAttrs are the CloudEvents attributes of the semantic conventions
+// that tell one event from another.
 func eventAttrs(ev *event.Event, attrs []attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs,
 		semconv.CloudEventsEventID(ev.ID()),
-		semconv.CloudEventsEventSource(ev.Source()),
-		semconv.CloudEventsEventSpecVersion(ev.SpecVersion()),
 		semconv.CloudEventsEventType(ev.Type()),
-		semconv.MessagingMessageID(ev.ID()),
+		semconv.CloudEventsEventSource(ev.Source()),
 	)
 	if s := ev.Subject(); s != "" {
 		attrs = append(attrs, semconv.CloudEventsEventSubject(s))
@@ -112,22 +133,38 @@ func eventAttrs(ev *event.Event, attrs []attribute.KeyValue) []attribute.KeyValu
 // traceparent, or else of ev's distributed-tracing extension; without
 // either, ctx as it is.
 func Parent(ctx context.Context, h http.Header, ev *event.Event) context.Context {
-	if h.Get(HeaderTraceparent) != "" {
-		return propagator.Extract(ctx, propagation.HeaderCarrier(h))
-	}
-	if ev == nil {
-		return ctx
-	}
-	tp, _ := ev.Extensions()[extensionTraceparent].(string)
-	if tp == "" {
-		return ctx
-	}
-	carrier := propagation.MapCarrier{"traceparent": tp}
-	if ts, _ := ev.Extensions()[extensionTracestate].(string); ts != "" {
-		carrier["tracestate"] = ts
-	}
-	return propagator.Extract(ctx, carrier)
+	return ParentOf(ctx, h.Get(HeaderTraceparent), h.Get(HeaderTracestate), ev)
 }
+
+// ParentOf is Parent given the values of traceparent and tracestate.
+func ParentOf(ctx context.Context, traceparent, tracestate string, ev *event.Event) context.Context {
+	if traceparent == "" && ev != nil {
+		ext := ev.Extensions()
+		traceparent, _ = ext[extensionTraceparent].(string)
+		tracestate, _ = ext[extensionTracestate].(string)
+	}
+	if traceparent == "" {
+		return ctx
+	}
+	return propagator.Extract(ctx, &traceCarrier{traceparent: traceparent, tracestate: tracestate})
+}
+
+// traceCarrier holds a trace context for the propagator to read.
+type traceCarrier struct{ traceparent, tracestate string }
+
+func (c *traceCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.traceparent
+	case "tracestate":
+		return c.tracestate
+	}
+	return ""
+}
+
+func (c *traceCarrier) Set(string, string) {}
+
+func (c *traceCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }
 
 // Inject writes the span context of ctx into h as traceparent and
 // tracestate, replacing those h had.
@@ -137,131 +174,174 @@ func Inject(ctx context.Context, h http.Header) {
 	propagator.Inject(ctx, propagation.HeaderCarrier(h))
 }
 
+// Span is a span the runtime started, whose attributes are set when it
+// ends: set in two calls, the SDK would copy them twice, and a span that
+// is not sampled ignores them. The zero Span is none, for when tracing is
+// off: ending it does nothing.
+type Span struct {
+	span  trace.Span
+	attrs []attribute.KeyValue
+}
+
+// started returns the Span of span with room for n attributes, or none
+// for a span that records nothing.
+func started(span trace.Span, n int) Span {
+	if !span.IsRecording() {
+		return Span{span: span}
+	}
+	return Span{span: span, attrs: make([]attribute.KeyValue, 0, n)}
+}
+
+// Recording reports whether the span is sampled: its attributes are kept.
+func (s Span) Recording() bool { return s.attrs != nil }
+
+// end sets the attributes and ends the span.
+func (s Span) end() {
+	if s.attrs != nil {
+		s.span.SetAttributes(s.attrs...)
+	}
+	s.span.End()
+}
+
 // StartIngress starts the span of a request that brought ev to the
 // ingress of src, parented by the request's trace context (see Parent).
 // start is when the request arrived.
-func (t *Tracer) StartIngress(h http.Header, ev *event.Event, src Object, start time.Time) (context.Context, trace.Span) {
-	attrs := make([]attribute.KeyValue, 0, 12)
-	attrs = append(attrs, messagingSystem,
-		semconv.MessagingOperationTypeReceive,
-		semconv.MessagingOperationName("ingress"),
-		semconv.MessagingDestinationName(src.Key),
-		semconv.HTTPRequestMethodPost,
-		src.attr())
-	attrs = eventAttrs(ev, attrs)
-	return t.tracer.Start(Parent(context.Background(), h, ev), "ingress "+src.Key,
-		trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+func (t *Tracer) StartIngress(h http.Header, ev *event.Event, src *Source, start time.Time) (context.Context, Span) {
+	ctx, span := t.tracer.Start(Parent(context.Background(), h, ev), src.ingressName,
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	s := started(span, 10)
+	if s.Recording() {
+		s.attrs = append(s.attrs, messagingSystem,
+			semconv.MessagingOperationTypeReceive,
+			semconv.MessagingDestinationName(src.key),
+			semconv.HTTPRequestMethodPost,
+			src.attr)
+		s.attrs = eventAttrs(ev, s.attrs)
+	}
+	return ctx, s
 }
 
 // EndIngress ends an ingress span with the status code answered.
-func EndIngress(span trace.Span, code int, err error) {
-	span.SetAttributes(semconv.HTTPResponseStatusCode(code))
-	if code >= 500 || err != nil {
-		if err != nil {
-			span.RecordError(err)
-		}
-		span.SetStatus(codes.Error, http.StatusText(code))
+func (s Span) EndIngress(code int, err error) {
+	if s.span == nil {
+		return
 	}
-	span.End()
+	if s.Recording() {
+		s.attrs = append(s.attrs, semconv.HTTPResponseStatusCode(code))
+		if err != nil {
+			s.span.RecordError(err)
+		}
+		if code >= 500 || err != nil {
+			s.span.SetStatus(codes.Error, http.StatusText(code))
+		}
+	}
+	s.end()
 }
 
 // StartRoute starts the span of routing ev, read from the store of src,
-// parented by the trace context stored with it (h, the event's
-// pass-through headers, else its extension).
-func (t *Tracer) StartRoute(h http.Header, ev *event.Event, src Object) (context.Context, trace.Span) {
-	attrs := make([]attribute.KeyValue, 0, 11)
-	attrs = append(attrs, messagingSystem,
-		semconv.MessagingOperationTypeProcess,
-		semconv.MessagingOperationName("route"),
-		semconv.MessagingDestinationName(src.Key),
-		src.attr())
-	attrs = eventAttrs(ev, attrs)
-	return t.tracer.Start(Parent(context.Background(), h, ev), "route "+src.Key,
-		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+// a child of the span in parent (see ParentOf).
+func (t *Tracer) StartRoute(parent context.Context, ev *event.Event, src *Source) (context.Context, Span) {
+	ctx, span := t.tracer.Start(parent, src.routeName, trace.WithSpanKind(trace.SpanKindConsumer))
+	s := started(span, 9)
+	if s.Recording() {
+		s.attrs = append(s.attrs, messagingSystem,
+			semconv.MessagingOperationTypeProcess,
+			semconv.MessagingDestinationName(src.key),
+			src.attr)
+		s.attrs = eventAttrs(ev, s.attrs)
+	}
+	return ctx, s
 }
 
 // EndRoute ends a route span with the number of deliveries it made.
-func EndRoute(span trace.Span, matched int) {
-	span.SetAttributes(AttrMatched.Int(matched))
-	span.End()
+func (s Span) EndRoute(matched int) {
+	if s.span == nil {
+		return
+	}
+	if s.Recording() {
+		s.attrs = append(s.attrs, AttrMatched.Int(matched))
+	}
+	s.end()
 }
 
-// Attempt describes one HTTP attempt at a delivery.
-type Attempt struct {
-	Source, Target Object
-	// N is the attempt number, from 1.
-	N int
-	// DeadLetter marks an attempt at the dead-letter sink.
-	DeadLetter bool
-	// URL is where the attempt goes, with its secrets masked.
-	URL string
+// StartAttempt starts the span of attempt n, from 1, to deliver ev from
+// src to dst, or to dst's dead-letter sink; a child of the span in parent.
+func (t *Tracer) StartAttempt(parent context.Context, ev *event.Event, src *Source, dst *Target, n int, deadLetter bool) (context.Context, Span) {
+	name, url := dst.deliverName, dst.subscriberURL
+	if deadLetter {
+		name, url = dst.deadLetterName, dst.deadLetterURL
+	}
+	ctx, span := t.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindClient))
+	s := started(span, 16)
+	if s.Recording() {
+		attrs := s.attrs
+		attrs = append(attrs, messagingSystem,
+			semconv.MessagingOperationTypeSend,
+			semconv.MessagingDestinationName(dst.key),
+			src.attr, dst.attr,
+			semconv.HTTPRequestMethodPost,
+			semconv.URLFull(url),
+			AttrAttempt.Int(n))
+		if n > 1 {
+			attrs = append(attrs, semconv.HTTPRequestResendCount(n-1))
+		}
+		if deadLetter {
+			attrs = append(attrs, AttrDeadLetter.Bool(true))
+		}
+		s.attrs = eventAttrs(ev, attrs)
+	}
+	return ctx, s
 }
 
-// StartAttempt starts the span of a delivery attempt of ev, a child of the
-// span in parent.
-func (t *Tracer) StartAttempt(parent context.Context, ev *event.Event, a Attempt) (context.Context, trace.Span) {
-	name := "deliver "
-	if a.DeadLetter {
-		name = "dead-letter "
-	}
-	attrs := make([]attribute.KeyValue, 0, 16)
-	attrs = append(attrs, messagingSystem,
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingOperationName(name[:len(name)-1]),
-		semconv.MessagingDestinationName(a.Target.Key),
-		a.Source.attr(), a.Target.attr(),
-		semconv.HTTPRequestMethodPost,
-		semconv.URLFull(a.URL),
-		AttrAttempt.Int(a.N),
-		AttrDeadLetter.Bool(a.DeadLetter))
-	if a.N > 1 {
-		attrs = append(attrs, semconv.HTTPRequestResendCount(a.N-1))
-	}
-	attrs = eventAttrs(ev, attrs)
-	return t.tracer.Start(parent, name+a.Target.Key, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-}
-
-// StartReply starts the span of delivering or storing a reply of a
-// Trigger's or Subscription's subscriber, a child of the attempt span in
-// parent. url is "" for a reply stored in a Broker.
-func (t *Tracer) StartReply(parent context.Context, reply *event.Event, target Object, n int, url string) (context.Context, trace.Span) {
-	attrs := make([]attribute.KeyValue, 0, 14)
-	attrs = append(attrs, messagingSystem,
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingOperationName("reply"),
-		target.attr(),
-		AttrAttempt.Int(n))
-	if url != "" {
-		attrs = append(attrs, semconv.HTTPRequestMethodPost, semconv.URLFull(url))
-	}
-	if n > 1 {
-		attrs = append(attrs, semconv.HTTPRequestResendCount(n-1))
-	}
-	attrs = eventAttrs(reply, attrs)
+// StartReply starts the span of attempt n, from 1, to deliver a reply of
+// dst's subscriber to its reply destination, or with stored, of storing
+// it in its Broker; a child of the attempt span in parent.
+func (t *Tracer) StartReply(parent context.Context, reply *event.Event, dst *Target, n int, stored bool) (context.Context, Span) {
 	kind := trace.SpanKindClient
-	if url == "" {
+	if stored {
 		kind = trace.SpanKindProducer
 	}
-	return t.tracer.Start(parent, "reply "+target.Key, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(parent, dst.replyName, trace.WithSpanKind(kind))
+	s := started(span, 14)
+	if s.Recording() {
+		attrs := s.attrs
+		attrs = append(attrs, messagingSystem,
+			semconv.MessagingOperationTypeSend,
+			dst.attr,
+			AttrAttempt.Int(n))
+		if !stored {
+			attrs = append(attrs, semconv.HTTPRequestMethodPost, semconv.URLFull(dst.replyURL))
+		}
+		if n > 1 {
+			attrs = append(attrs, semconv.HTTPRequestResendCount(n-1))
+		}
+		s.attrs = eventAttrs(reply, attrs)
+	}
+	return ctx, s
 }
 
 // EndAttempt ends an attempt or reply span with its HTTP outcome: code is
 // the status answered (0 when none was), reason why it failed, with
 // secrets masked.
-func EndAttempt(span trace.Span, code int, success bool, reason string) {
-	if code != 0 {
-		span.SetAttributes(semconv.HTTPResponseStatusCode(code))
+func (s Span) EndAttempt(code int, success bool, reason string) {
+	if s.span == nil {
+		return
 	}
-	if !success {
-		errType := "_OTHER"
+	if s.Recording() {
 		if code != 0 {
-			errType = strconv.Itoa(code)
+			s.attrs = append(s.attrs, semconv.HTTPResponseStatusCode(code))
 		}
-		if reason == "" {
-			reason = http.StatusText(code)
+		if !success {
+			errType := semconv.ErrorTypeOther
+			if code != 0 {
+				errType = semconv.ErrorTypeKey.String(strconv.Itoa(code))
+			}
+			if reason == "" {
+				reason = http.StatusText(code)
+			}
+			s.attrs = append(s.attrs, errType)
+			s.span.SetStatus(codes.Error, reason)
 		}
-		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-		span.SetStatus(codes.Error, reason)
 	}
-	span.End()
+	s.end()
 }

@@ -36,7 +36,7 @@ type Span struct {
 // Receiver keeps the spans sent to it. Count them with Len, read them
 // with Spans.
 type Receiver struct {
-	mu       sync.Mutex
+	mu    sync.Mutex
 	spans []Span
 	// keep is false for a receiver that only counts, as in benchmarks.
 	keep bool
