@@ -60,6 +60,11 @@ that a restart finds them. The listener also serves:
   /healthz   liveness
   /readyz    readiness: every route is set up
 
+With --tracing-endpoint, or runtime.tracing in knc.yaml, or
+$OTEL_EXPORTER_OTLP_ENDPOINT, it exports OpenTelemetry spans of each
+event's ingress, routing, delivery attempts and replies over OTLP, and
+sends each subscriber the context of its attempt's span in traceparent.
+
 Run logs to stderr and prints one line there once it is ready. SIGHUP
 reloads the table: new routes apply to events not yet routed, and nothing
 accepted is lost. SIGINT or SIGTERM drains within --shutdown-timeout and
@@ -73,6 +78,9 @@ usage or I/O error.`,
 
   # Serve a table built by 'knc build'.
   knc run --table build/routing-table.json
+
+  # Export spans to a local OpenTelemetry collector over OTLP/gRPC.
+  knc run examples/quickstart --tracing-endpoint http://127.0.0.1:4317 --tracing-protocol grpc
 
   # Listen on every interface, keep the data elsewhere, log JSON.
   knc run --table routes.json --http-addr 0.0.0.0:8080 --data-dir /var/lib/knc --log-format json`,

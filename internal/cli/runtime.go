@@ -54,6 +54,10 @@ namespace. It serves the routing table like 'knc run', and also:
     routes;
   - reads the table file again when it changes (a ConfigMap update).
 
+Like 'knc run', it exports OpenTelemetry spans over OTLP with
+--tracing-endpoint (which the Deployment passes from runtime.tracing of
+knc.yaml) or $OTEL_EXPORTER_OTLP_ENDPOINT.
+
 In a pod it uses the in-cluster configuration. Elsewhere, or with
 --kubeconfig, $KUBECONFIG or --context, it loads a kubeconfig as kubectl
 does: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, in the context

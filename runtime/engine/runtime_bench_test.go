@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/knc-dev/knc/internal/loadgen"
 	"github.com/knc-dev/knc/runtime/delivery"
@@ -238,12 +239,13 @@ func benchRuntimeTrigger1(b *testing.B) {
 	m.report(b)
 }
 
-// benchRuntimeTracing: trigger1 with tracing on, every trace sampled and
-// its spans exported over OTLP/HTTP to a receiver in this process, next to
-// the same engine setup with tracing off, in the same rounds. The
-// receiver's decoding is counted in the CPU of the traced rounds; its
-// queue is large enough that no span is dropped, so the figure is the
-// whole cost of exporting every span, reported per event as spans/event.
+// benchRuntimeTracing: trigger1 with tracing on, every trace sampled,
+// next to the same setup with tracing off, in the same rounds. Tracing on
+// runs twice: with its spans exported over OTLP/HTTP to a receiver in this
+// process (whose decoding is counted in the CPU of those rounds; its queue
+// is large enough that no span is dropped, spans/event says how many
+// arrived), and with the spans made but dropped by the exporter, which
+// tells the cost of making spans from the cost of sending them.
 func benchRuntimeTracing(b *testing.B) {
 	b.Setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
 	b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "262144")
@@ -254,19 +256,24 @@ func benchRuntimeTracing(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(rcv.Close)
-	tr, err := tracing.New(context.Background(), tracing.Config{Endpoint: rcv.URL, Protocol: tracing.ProtocolHTTP})
+	exported, err := tracing.New(context.Background(), tracing.Config{Endpoint: rcv.URL, Protocol: tracing.ProtocolHTTP})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	b.Cleanup(func() { _ = exported.Shutdown(context.Background()) })
+	dropped := tracing.NewProvider(sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{})))
+	b.Cleanup(func() { _ = dropped.Shutdown(context.Background()) })
 	sub := newSubscriber(b)
 	table := func() *routing.Table { return brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})) }
 	off := benchEngine(b, table())
-	on := benchEngineOpts(b, Options{Table: table(), Tracer: tr})
+	on := benchEngineOpts(b, Options{Table: table(), Tracer: exported})
+	made := benchEngineOpts(b, Options{Table: table(), Tracer: dropped})
 	events := []loadgen.Event{{Type: benchType}}
+	cpu := func(r *loadgen.Result) float64 { return µs(r.CPU) / float64(r.Counted) }
 	m := medians{}
 	for range *benchRounds {
 		k0 := gatedRound(b, sub, loadgen.Config{URL: off.URL() + "/brokers/ns/b", Events: events}, 1)
+		km := gatedRound(b, sub, loadgen.Config{URL: made.URL() + "/brokers/ns/b", Events: events}, 1)
 		sub.Latencies()
 		spans0, delivered0 := rcv.Len(), sub.Received()
 		k := gatedRound(b, sub, loadgen.Config{URL: on.URL() + "/brokers/ns/b", Events: events}, 1)
@@ -279,11 +286,14 @@ func benchRuntimeTracing(b *testing.B) {
 			time.Sleep(300 * time.Millisecond)
 		}
 		m.add("events/s", k.CountedPerSecond())
-		m.add("cpu-µs/event", µs(k.CPU)/float64(k.Counted))
+		m.add("cpu-µs/event", cpu(k))
 		m.add("off-events/s", k0.CountedPerSecond())
-		m.add("off-cpu-µs/event", µs(k0.CPU)/float64(k0.Counted))
+		m.add("off-cpu-µs/event", cpu(k0))
+		m.add("made-events/s", km.CountedPerSecond())
+		m.add("made-cpu-µs/event", cpu(km))
 		m.add("ratio", k.CountedPerSecond()/k0.CountedPerSecond())
-		m.add("cpu-ratio", (µs(k.CPU)/float64(k.Counted))/(µs(k0.CPU)/float64(k0.Counted)))
+		m.add("cpu-ratio", cpu(k)/cpu(k0))
+		m.add("made-cpu-ratio", cpu(km)/cpu(k0))
 		m.add("spans/event", float64(rcv.Len()-spans0)/float64(sub.Received()-delivered0))
 	}
 	m.report(b)
