@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/knc-dev/knc/internal/redact"
 )
 
 // Protocols of the OTLP exporter.
@@ -199,7 +201,8 @@ func (c Config) exporter(ctx context.Context) (*otlptrace.Exporter, error) {
 }
 
 // String describes where c exports, for the line the runtime logs at
-// start; header values are left out, as they are often keys.
+// start; header values are left out, as they are often keys, and a
+// password or query values in the endpoint are masked.
 func (c Config) String() string {
 	var b strings.Builder
 	endpoint := c.Endpoint
@@ -211,7 +214,7 @@ func (c Config) String() string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "OTLP/%s to %s", c.protocol(), endpoint)
+	fmt.Fprintf(&b, "OTLP/%s to %s", c.protocol(), redact.Text(endpoint))
 	if len(c.Headers) > 0 {
 		names := make([]string, 0, len(c.Headers))
 		for n := range c.Headers {

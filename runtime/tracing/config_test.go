@@ -88,4 +88,7 @@ func TestStringLeavesOutHeaderValues(t *testing.T) {
 	if want := "OTLP/grpc to https://otlp.example.com with headers api-key, sampling 0.25 of new traces"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	if got := (Config{Endpoint: "https://user:s3cret@otlp.example.com/v1/traces?key=s3cret"}).String(); strings.Contains(got, "s3cret") {
+		t.Errorf("String() = %q shows a secret of the endpoint", got)
+	}
 }
