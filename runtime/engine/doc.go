@@ -111,6 +111,11 @@
 //     (metrics.go); and a stored message that holds no event is terminated.
 //   - Where is an event held while its target is not ready? dispatchMsg
 //     moves it to a hold subject, unparkMsg (route.go) moves it back.
+//   - Where are spans made? With Options.Tracer, the ingress makes one per
+//     request, routed.route one per event routed, attempt.deliver and
+//     attempt.deadLetter one per attempt, and the replies one per try;
+//     each is parented by the trace context stored with the event
+//     (trace.go, package runtime/tracing).
 //
 // Accounting (accounting.go): every delivery, one event matched to one
 // Trigger or Subscription, is counted as accepted when the route stage
