@@ -344,3 +344,58 @@ func TestTracingReply(t *testing.T) {
 		t.Errorf("reply span: cloudevents.event_id = %q, want r1", got)
 	}
 }
+
+// TestTracingSubscriptionReply checks a Channel's spans: the attempt to a
+// Subscription's subscriber, and the reply sent to its reply destination
+// as a child of that attempt, the destination getting the reply span's
+// context.
+func TestTracingSubscriptionReply(t *testing.T) {
+	spans, tr := newSpanLog(t)
+	replier := newRecorder(t)
+	replier.respond = func(w http.ResponseWriter, _ *http.Request, _ int) {
+		w.Header().Set("Ce-Specversion", "1.0")
+		w.Header().Set("Ce-Id", "r1")
+		w.Header().Set("Ce-Source", "/replier")
+		w.Header().Set("Ce-Type", "reply")
+		w.WriteHeader(http.StatusOK)
+	}
+	dest := newRecorder(t)
+	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Channels: []routing.Channel{{
+		Object: routing.Object{Namespace: "ns", Name: "c"},
+		Path:   routing.ChannelPath("ns", "c"),
+		Subscriptions: []routing.Subscription{{
+			Object:     routing.Object{Namespace: "ns", Name: "s"},
+			Subscriber: &routing.Destination{URI: replier.srv.URL},
+			Reply:      &routing.Destination{URI: dest.srv.URL},
+		}},
+	}}}
+	e := startEngine(t, Options{Table: table, Tracer: tr})
+	postTraced(t, e.URL()+"/channels/ns/c", "e1", clientTraceparent)
+	reply := spans.waitFor(t, "reply ", 1)[0]
+	attempt := spans.named("deliver ")[0]
+	route := spans.named("route ")[0]
+	checkChild(t, route, spans.named("ingress ")[0])
+	checkChild(t, attempt, route)
+	checkChild(t, reply, attempt)
+	for _, c := range []struct {
+		span tracetest.SpanStub
+		key  attribute.Key
+		want string
+	}{
+		{route, "knc.channel", "ns/c"},
+		{attempt, "knc.subscription", "ns/s"},
+		{reply, "knc.subscription", "ns/s"},
+		{reply, "cloudevents.event_id", "r1"},
+		{reply, "url.full", dest.srv.URL},
+	} {
+		if got := attrOf(c.span, c.key).Emit(); got != c.want {
+			t.Errorf("span %q: %s = %q, want %q", c.span.Name, c.key, got, c.want)
+		}
+	}
+	if reply.SpanKind != trace.SpanKindClient {
+		t.Errorf("reply span kind %s, want client", reply.SpanKind)
+	}
+	if got := traceparentOf(t, dest.headerOf(0)); got.SpanID() != reply.SpanContext.SpanID() {
+		t.Errorf("the reply destination got span %s, want the reply span's %s", got.SpanID(), reply.SpanContext.SpanID())
+	}
+}
