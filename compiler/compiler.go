@@ -241,9 +241,10 @@ func Load(opts Options) (*Result, error) {
 		}
 		plain = append(plain, f)
 	}
+	var loaded *load.Loaded
 	if len(plain) > 0 || stdin {
-		loaded, err := load.ReadFiles(dir, plain)
-		if err != nil {
+		var err error
+		if loaded, err = load.ReadFiles(dir, plain); err != nil {
 			return nil, err
 		}
 		if len(loaded.Docs) == 0 && len(loaded.Diags) == 0 && !stdin {
@@ -253,10 +254,6 @@ func Load(opts Options) (*Result, error) {
 		}
 	}
 	if len(plain) > 0 || stdin {
-		loaded, err := load.ReadFiles(dir, plain)
-		if err != nil {
-			return nil, err
-		}
 		if stdin {
 			data, err := readStdin(opts.Stdin)
 			if err != nil {
