@@ -624,23 +624,17 @@ func scalar(n *yaml.Node, key string) string {
 	return v.Value
 }
 
+// shift moves the nodes of a freshly parsed document down by lines. As
+// parsed, before merge keys are merged, the document is a tree: an alias
+// points at its anchor but does not hold it among its Content.
 func shift(n *yaml.Node, lines int) {
 	if lines == 0 {
 		return
 	}
-	var walk func(*yaml.Node)
-	seen := map[*yaml.Node]bool{}
-	walk = func(n *yaml.Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
-		n.Line += lines
-		for _, c := range n.Content {
-			walk(c)
-		}
+	n.Line += lines
+	for _, c := range n.Content {
+		shift(c, lines)
 	}
-	walk(n)
 }
 
 func nodeKind(n *yaml.Node) string {

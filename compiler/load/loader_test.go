@@ -1,8 +1,10 @@
 package load
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -240,5 +242,74 @@ func TestNonObjectsBesideObjects(t *testing.T) {
 				t.Errorf("diagnostics (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestYAMLReadingRules covers the paths the reader takes for speed: a
+// document without aliases is walked as a tree, small mappings find
+// duplicate keys without a map, large ones with one.
+func TestYAMLReadingRules(t *testing.T) {
+	var wide strings.Builder
+	for i := range 2*linearKeys + 3 {
+		fmt.Fprintf(&wide, "  k%d: v\n", i)
+	}
+	for _, tc := range []struct {
+		name, content string
+		want          []string
+	}{
+		{"small-duplicate", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: x\n  b: y\n  a: z\n  a: w\n", []string{
+			"small-duplicate.yaml:7:3: duplicate key \"a\": it is first given at line 5; give each key once",
+			"small-duplicate.yaml:8:3: duplicate key \"a\": it is first given at line 5; give each key once",
+		}},
+		{"wide-duplicate", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n" + wide.String() + "  k3: again\n", []string{
+			fmt.Sprintf("wide-duplicate.yaml:%d:3: duplicate key \"k3\": it is first given at line 8; give each key once", 5+2*linearKeys+3),
+		}},
+		{"wide-no-duplicate", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n" + wide.String(), nil},
+		// A quoted "<<" is a key like any other, and is no duplicate of
+		// a merge key.
+		{"quoted-merge-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  <<: {m: x}\n  \"<<\": y\n", nil},
+		{"quoted-merge-key-twice", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  \"<<\": x\n  <<: {m: x}\n  \"<<\": y\n", []string{
+			"quoted-merge-key-twice.yaml:7:3: duplicate key \"<<\": it is first given at line 5; give each key once",
+		}},
+		{"non-scalar-key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  ? [a]\n  : x\n", []string{
+			"non-scalar-key.yaml:5:5: a key must be a string, not a list",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got := loadString(t, tc.name+".yaml", tc.content)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAliasesKeepPositions reads anchors, aliases and merge keys in the
+// second document of a stream: every node is moved down by the lines
+// before it once, whether it is reached through an alias or not.
+func TestAliasesKeepPositions(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.yaml")
+	src := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: &common\n    team: shop\n    tier: backend\n" +
+		"  annotations: *common\ndata:\n  <<: *common\n  tier: frontend\n"
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docs, diags, err := LoadFiles([]string{p})
+	if err != nil || len(diags) > 0 || len(docs) != 2 {
+		t.Fatal(docs, diags, err)
+	}
+	d := docs[1]
+	for path, wantLine := range map[string]int{
+		"metadata.name":             8,
+		"metadata.labels.team":      10,
+		"metadata.annotations.tier": 11,
+		"data.team":                 10,
+		"data.tier":                 15,
+	} {
+		if got := d.Lookup(path).Line; got != wantLine {
+			t.Errorf("Lookup(%q) is on line %d, want %d", path, got, wantLine)
+		}
 	}
 }

@@ -31,11 +31,16 @@ const maxExpandedNodes = 100_000
 // normalise applies the rules above to a parsed document in place, and
 // reports whether it can be read.
 func (c *chunk) normalise(doc *Document, root *yaml.Node) bool {
-	n := &normaliser{doc: doc, merged: map[*yaml.Node]bool{}, sizes: map[*yaml.Node]int{}}
+	n := &normaliser{doc: doc}
+	if hasAlias(root) {
+		// Only aliases make a node reachable twice, and a document
+		// larger than it is written.
+		n.merged = map[*yaml.Node]bool{}
+	}
 	n.mergeKeys(root)
-	if len(n.diags) == 0 {
-		distinct := len(n.merged)
-		limit := max(maxExpandedNodes, 10*distinct)
+	if len(n.diags) == 0 && n.firstAlias != nil {
+		limit := max(maxExpandedNodes, 10*n.distinct)
+		n.sizes = map[*yaml.Node]int{}
 		if size := n.size(root, limit); size > limit {
 			n.diags.Add(doc.Pos(n.firstAlias), "", "aliases expand this document to more than %d nodes; write the repeated parts out, or use fewer levels of aliases", limit)
 		}
@@ -45,20 +50,47 @@ func (c *chunk) normalise(doc *Document, root *yaml.Node) bool {
 }
 
 type normaliser struct {
-	doc        *Document
-	diags      diag.List
-	merged     map[*yaml.Node]bool // every node visited, once
+	doc   *Document
+	diags diag.List
+	// merged holds every node visited, when aliases may lead to a node
+	// twice; without aliases the document is a tree and it stays nil.
+	merged     map[*yaml.Node]bool
+	distinct   int // nodes visited
 	sizes      map[*yaml.Node]int
 	firstAlias *yaml.Node
 }
 
+// hasAlias reports whether a node below n, as parsed, is an alias.
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// linearKeys is the number of keys up to which a mapping's duplicate keys
+// are found by comparing each with those before it, which for the small
+// mappings of Kubernetes objects costs less than building a map.
+const linearKeys = 16
+
 // mergeKeys visits every node once: it merges merge keys, refuses
 // duplicate keys and checks scalars.
 func (n *normaliser) mergeKeys(node *yaml.Node) {
-	if node == nil || n.merged[node] {
+	if node == nil {
 		return
 	}
-	n.merged[node] = true
+	if n.merged != nil {
+		if n.merged[node] {
+			return
+		}
+		n.merged[node] = true
+	}
+	n.distinct++
 	switch node.Kind {
 	case yaml.AliasNode:
 		if n.firstAlias == nil {
@@ -89,12 +121,15 @@ func (n *normaliser) mergeKeys(node *yaml.Node) {
 	if node.Tag != "" && node.ShortTag() != "!!map" {
 		n.diags.Add(n.doc.Pos(node), "", "tag %s is not supported: a Kubernetes object holds lists, maps, strings, numbers, booleans and null; remove the tag", node.Tag)
 	}
-	var own, sources []*yaml.Node
-	first := map[string]*yaml.Node{}
+	var index map[string]*yaml.Node
+	if len(node.Content) > 2*linearKeys {
+		index = make(map[string]*yaml.Node, len(node.Content)/2)
+	}
+	var sources []*yaml.Node
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		k, v := node.Content[i], node.Content[i+1]
 		n.mergeKeys(v)
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if isMergeKey(k) {
 			sources = append(sources, v)
 			continue
 		}
@@ -102,15 +137,31 @@ func (n *normaliser) mergeKeys(node *yaml.Node) {
 			n.diags.Add(n.doc.Pos(k), "", "a key must be a string, not a %s", nodeKind(k))
 			continue
 		}
-		if prev, dup := first[k.Value]; dup {
+		if prev := firstKey(node.Content[:i], index, k.Value); prev != nil {
 			n.diags.Add(n.doc.Pos(k), "", "duplicate key %q: it is first given at line %d; give each key once", k.Value, prev.Line)
 			continue
 		}
-		first[k.Value] = k
-		own = append(own, k, v)
+		if index != nil {
+			index[k.Value] = k
+		}
 	}
 	if len(sources) == 0 {
 		return
+	}
+	// The mapping's own keys, each once, then those of the merged
+	// mappings that it does not set.
+	var own []*yaml.Node
+	first := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k := node.Content[i]
+		if isMergeKey(k) || k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if _, dup := first[k.Value]; dup {
+			continue
+		}
+		first[k.Value] = k
+		own = append(own, k, node.Content[i+1])
 	}
 	for _, src := range sources {
 		src = resolve(src)
@@ -139,6 +190,25 @@ func (n *normaliser) mergeKeys(node *yaml.Node) {
 		}
 	}
 	node.Content = own
+}
+
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge"
+}
+
+// firstKey returns the first key named key among a mapping's pairs, merge
+// keys and keys that are not scalars left out; index, when not nil, holds
+// them already.
+func firstKey(pairs []*yaml.Node, index map[string]*yaml.Node, key string) *yaml.Node {
+	if index != nil {
+		return index[key]
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if k := pairs[i]; k.Value == key && k.Kind == yaml.ScalarNode && !isMergeKey(k) {
+			return k
+		}
+	}
+	return nil
 }
 
 // size returns the number of nodes n expands to, counting past limit no
