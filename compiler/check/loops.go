@@ -52,8 +52,7 @@ func loops(set *model.Set) diag.List {
 				continue
 			}
 			if to, ok := addressable(o.Spec.Subscriber.Ref); ok {
-				ch := o.Spec.Channel
-				from := model.Key{Group: model.Group(ch.APIVersion), Kind: ch.Kind, Namespace: ch.Namespace, Name: ch.Name}
+				from := o.ChannelKey()
 				edges = append(edges, edge{from: from, to: to, via: entry, path: "spec.subscriber.ref"})
 			}
 		}

@@ -60,7 +60,9 @@ func (c *checker) references(set *model.Set) diag.List {
 		case *model.Channel:
 			delivery(entry, "spec.delivery", o.Spec.Delivery)
 		case *model.Subscription:
-			ref(entry, "spec.channel", &o.Spec.Channel)
+			if ch := o.Spec.Channel; ch.Kind != "" && ch.Name != "" && ch.APIVersion != "" {
+				resolve(entry, "spec.channel", o.ChannelKey())
+			}
 			dest(entry, "spec.subscriber", o.Spec.Subscriber)
 			dest(entry, "spec.reply", o.Spec.Reply)
 			delivery(entry, "spec.delivery", o.Spec.Delivery)

@@ -101,8 +101,7 @@ func deliverers(set *model.Set) map[model.Key]*deliverer {
 		child(model.KeyOf(t), model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: t.Metadata.Namespace, Name: t.Spec.Broker}, t.Spec.Delivery)
 	}
 	for _, s := range set.Subscriptions {
-		ch := s.Spec.Channel
-		child(model.KeyOf(s), model.Key{Group: model.Group(ch.APIVersion), Kind: ch.Kind, Namespace: ch.Namespace, Name: ch.Name}, s.Spec.Delivery)
+		child(model.KeyOf(s), s.ChannelKey(), s.Spec.Delivery)
 	}
 	for _, d := range m {
 		slices.Sort(d.children)

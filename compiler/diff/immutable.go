@@ -62,6 +62,10 @@ func show(v any) string {
 	case string:
 		return fmt.Sprintf("%q", v)
 	case model.KReference:
+		if v.Namespace == "" {
+			// A Subscription's channel, in the Subscription's namespace.
+			return fmt.Sprintf("%s %s %s", v.APIVersion, v.Kind, v.Name)
+		}
 		return fmt.Sprintf("%s %s %s/%s", v.APIVersion, v.Kind, v.Namespace, v.Name)
 	case model.ChannelTemplateSpec:
 		s := v.APIVersion + " " + v.Kind

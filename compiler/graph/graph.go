@@ -181,8 +181,8 @@ func Build(set *model.Set, table *routing.Table) *Graph {
 		src.Routes = append(src.Routes, r)
 	}
 	for _, sub := range set.Subscriptions {
-		ref := sub.Spec.Channel
-		src := b.source(ref.Kind, model.Group(ref.APIVersion), ref.Namespace, ref.Name)
+		ch := sub.ChannelKey()
+		src := b.source(ch.Kind, ch.Group, ch.Namespace, ch.Name)
 		r := &Route{ID: nodeID(KindSubscription, knative.GroupMessaging, sub.Metadata.Namespace, sub.Metadata.Name), Kind: KindSubscription, Namespace: sub.Metadata.Namespace, Name: sub.Metadata.Name}
 		if sub.Spec.Subscriber != nil {
 			r.Edges = append(r.Edges, b.edge(Subscriber, sub.Spec.Subscriber, b.resolved[r.ID+"#subscriber"]))

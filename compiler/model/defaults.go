@@ -73,10 +73,12 @@ func (c *Channel) SetDefaults(d Defaults) {
 	defaultDelivery(c.Spec.Delivery, c.Metadata.Namespace)
 }
 
-// SetDefaults fills in the namespace and the namespaces of references.
+// SetDefaults fills in the namespace and the namespaces of the
+// destinations. spec.channel.namespace stays as written, as Knative's
+// defaulting leaves it: a cluster without cross-namespace links refuses
+// the field, so knc build must not write it. ChannelKey resolves it.
 func (s *Subscription) SetDefaults(d Defaults) {
 	defaultNamespace(&s.Metadata, d)
-	defaultRef(&s.Spec.Channel, s.Metadata.Namespace)
 	defaultDestination(s.Spec.Subscriber, s.Metadata.Namespace)
 	defaultDestination(s.Spec.Reply, s.Metadata.Namespace)
 	defaultDelivery(s.Spec.Delivery, s.Metadata.Namespace)

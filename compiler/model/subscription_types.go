@@ -8,6 +8,17 @@ type Subscription struct {
 	Status   *SubscriptionStatus `json:"status,omitempty"`
 }
 
+// ChannelKey returns the key of the Channel the Subscription reads from:
+// in the namespace spec.channel names, or else in the Subscription's own.
+func (s *Subscription) ChannelKey() Key {
+	ch := s.Spec.Channel
+	ns := ch.Namespace
+	if ns == "" {
+		ns = s.Metadata.Namespace
+	}
+	return Key{Group: Group(ch.APIVersion), Kind: ch.Kind, Namespace: ns, Name: ch.Name}
+}
+
 // SubscriptionSpec is a Subscription's desired state.
 type SubscriptionSpec struct {
 	Channel    KReference    `json:"channel"`

@@ -10,9 +10,15 @@ func (s *Subscription) Validate(f Features, namespace string) FieldErrors {
 		errs.Add("spec.channel", "must reference a Channel: give its apiVersion, kind and name")
 	} else {
 		validateKReference(&errs, "spec.channel", &s.Spec.Channel, rc)
-		// The Subscription's own namespace is no link across namespaces:
-		// it is what defaulting fills in, and what knc build writes.
-		if ns := s.Spec.Channel.Namespace; ns != "" && ns != namespace && !f[FeatureCrossNamespaceEventLinks] {
+		// Knative refuses any namespace here while the feature is off,
+		// the Subscription's own included: defaulting leaves the field
+		// empty, and the Channel is looked up in the Subscription's
+		// namespace.
+		switch ns := s.Spec.Channel.Namespace; {
+		case ns == "" || f[FeatureCrossNamespaceEventLinks]:
+		case ns == namespace:
+			errs.Add("spec.channel.namespace", "needs the %q feature, which is disabled, even when it names the Subscription's own namespace; remove it: the Channel is looked up in namespace %q without it", FeatureCrossNamespaceEventLinks, namespace)
+		default:
 			f.require(&errs, "spec.channel.namespace", FeatureCrossNamespaceEventLinks)
 		}
 	}

@@ -64,8 +64,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 	}
 	subs := map[model.Key][]*model.Subscription{}
 	for _, s := range set.Subscriptions {
-		ch := s.Spec.Channel
-		k := model.Key{Group: model.Group(ch.APIVersion), Kind: ch.Kind, Namespace: ch.Namespace, Name: ch.Name}
+		k := s.ChannelKey()
 		subs[k] = append(subs[k], s)
 	}
 	for _, b := range set.Brokers {
