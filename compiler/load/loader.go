@@ -259,6 +259,10 @@ func (w *walker) dir(p, root string) {
 			w.in.Skipped = append(w.in.Skipped, Skipped{Path: file, Reason: "a hidden file"})
 			return nil
 		}
+		if isRouteTest(d.Name()) {
+			w.in.Skipped = append(w.in.Skipped, Skipped{Path: file, Reason: "a route test file, which knc test reads"})
+			return nil
+		}
 		w.in.Files = append(w.in.Files, file)
 		return nil
 	})
@@ -284,6 +288,13 @@ func (w *walker) skipDir(dir string, d fs.DirEntry) error {
 		w.in.Kustomizations = append(w.in.Kustomizations, dir)
 	}
 	return nil
+}
+
+// isRouteTest reports whether a file is a knc test file
+// (*.knctest.yaml): its events are not manifests, even though they may
+// look like objects.
+func isRouteTest(name string) bool {
+	return strings.HasSuffix(name, ".knctest.yaml") || strings.HasSuffix(name, ".knctest.yml")
 }
 
 func isDirLink(file string) bool {

@@ -98,6 +98,7 @@ embedded NATS JetStream server.`,
 		newRuntimeCmd(),
 		newGraphCmd(),
 		newDiffCmd(),
+		newTestCmd(),
 	)
 	return root
 }

@@ -1,0 +1,247 @@
+package routetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
+)
+
+// None is how a file says that an event reaches nothing.
+const None = "none"
+
+// File is one test file, with its parsed YAML kept for --update.
+type File struct {
+	Path  string
+	Cases []*Case
+	root  *yaml.Node
+}
+
+// Case is one event sent to one Broker or Channel, and what it must reach.
+type Case struct {
+	Name string
+	Pos  diag.Pos
+	// Target is the Broker or Channel the event is sent to.
+	Target Target
+	Event  *event.Event
+	// Expect is the exact set of Trigger or Subscription names reached, in
+	// the target's namespace; empty means none.
+	Expect []string
+	// Replies maps a Trigger or Subscription name to the event its
+	// subscriber answers with.
+	Replies map[string]*event.Event
+	// Destinations, when HasDestinations, is the exact set of final
+	// destinations after forwards and replies.
+	Destinations    []string
+	HasDestinations bool
+
+	node *yaml.Node
+}
+
+// Target names a Broker or Channel.
+type Target struct {
+	Kind      string // "Broker" or "Channel"
+	Namespace string
+	Name      string
+}
+
+func (t Target) String() string {
+	return strings.ToLower(t.Kind) + " " + t.Namespace + "/" + t.Name
+}
+
+// fileShape is what a test file may hold; load.Decode reports every field
+// that does not fit, at its position.
+type fileShape struct {
+	Cases []caseShape `json:"cases"`
+}
+
+type caseShape struct {
+	Name         string         `json:"name"`
+	Broker       string         `json:"broker,omitempty"`
+	Channel      string         `json:"channel,omitempty"`
+	Event        map[string]any `json:"event" knc:"open"`
+	Expect       any            `json:"expect,omitempty" knc:"open"`
+	Replies      map[string]any `json:"replies,omitempty" knc:"open"`
+	Destinations any            `json:"destinations,omitempty" knc:"open"`
+}
+
+// Parse reads a test file. Problems are diagnostics at FILE:LINE:COL; a
+// file with any is not returned. With update, a case may leave out what it
+// expects: Update writes it.
+func Parse(path string, src []byte, update bool) (*File, diag.List) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&root); err != nil {
+		return nil, diag.List{{Pos: diag.Pos{File: path, Line: yamlErrorLine(err), Column: 1}, Message: "not a YAML test file: " + err.Error()}}
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, diag.List{{Pos: diag.Pos{File: path, Line: 1, Column: 1}, Message: "a test file is a map with a list of cases: cases: [{name: ..., broker: NAMESPACE/NAME, event: {...}, expect: [...]}]"}}
+	}
+	doc := load.NewDocument(path, root.Content[0])
+	var shape fileShape
+	diags := load.Decode(doc, &shape)
+	if len(diags) > 0 {
+		return nil, diags
+	}
+	f := &File{Path: path, root: &root}
+	seen := map[string]diag.Pos{}
+	for i, cs := range shape.Cases {
+		at := load.JoinIndex("cases", i)
+		c := &Case{Name: cs.Name, Pos: doc.PosOf(at), node: doc.Lookup(at)}
+		if c.Name == "" {
+			diags.Add(doc.PosOf(load.JoinKey(at, "name")), load.JoinKey(at, "name"), "a case needs a name, which failures print")
+		} else if p, ok := seen[c.Name]; ok {
+			diags.Add(doc.PosOf(load.JoinKey(at, "name")), load.JoinKey(at, "name"), "case %q is also defined at line %d; give each case its own name", c.Name, p.Line)
+		} else {
+			seen[c.Name] = c.Pos
+		}
+		c.Target = parseTarget(doc, at, cs, &diags)
+		c.Event = parseEvent(doc, load.JoinKey(at, "event"), cs.Event, i, &diags)
+		if cs.Expect != nil || !update {
+			c.Expect = parseNames(doc, load.JoinKey(at, "expect"), cs.Expect, &diags)
+		}
+		if cs.Replies != nil {
+			c.Replies = map[string]*event.Event{}
+			for _, name := range slices.Sorted(mapsKeys(cs.Replies)) {
+				p := load.JoinKey(load.JoinKey(at, "replies"), name)
+				m, ok := cs.Replies[name].(map[string]any)
+				if !ok {
+					diags.Add(doc.PosOf(p), p, "a reply is the event the subscriber answers with, a map of CloudEvent attributes")
+					continue
+				}
+				c.Replies[name] = parseEvent(doc, p, m, i, &diags)
+			}
+		}
+		if cs.Destinations != nil {
+			c.HasDestinations = true
+			c.Destinations = parseNames(doc, load.JoinKey(at, "destinations"), cs.Destinations, &diags)
+		}
+		f.Cases = append(f.Cases, c)
+	}
+	if len(diags) > 0 {
+		return nil, diags
+	}
+	return f, nil
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func parseTarget(doc *load.Document, at string, cs caseShape, diags *diag.List) Target {
+	kind, ref, field := "Broker", cs.Broker, "broker"
+	switch {
+	case cs.Broker != "" && cs.Channel != "":
+		diags.Add(doc.PosOf(load.JoinKey(at, "channel")), load.JoinKey(at, "channel"), "a case sends its event to a broker or a channel, not both")
+		return Target{}
+	case cs.Channel != "":
+		kind, ref, field = "Channel", cs.Channel, "channel"
+	case cs.Broker == "":
+		diags.Add(doc.PosOf(at), at, "a case needs broker: NAMESPACE/NAME or channel: NAMESPACE/NAME, where the event is sent")
+		return Target{}
+	}
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		p := load.JoinKey(at, field)
+		diags.Add(doc.PosOf(p), p, "%q: want NAMESPACE/NAME", ref)
+		return Target{}
+	}
+	return Target{Kind: kind, Namespace: ns, Name: name}
+}
+
+// parseEvent reads a CloudEvent written as in structured mode: attributes
+// and extensions side by side, data optional. specversion defaults to 1.0
+// and id to one naming the case, so that a case states only what filters
+// look at.
+func parseEvent(doc *load.Document, path string, m map[string]any, index int, diags *diag.List) *event.Event {
+	if m == nil {
+		diags.Add(doc.PosOf(path), path, "a case needs an event: a map of CloudEvent attributes such as type and source")
+		return nil
+	}
+	m = maps(m)
+	if _, ok := m["specversion"]; !ok {
+		m["specversion"] = event.CloudEventsVersionV1
+	}
+	if _, ok := m["id"]; !ok {
+		m["id"] = fmt.Sprintf("knc-test-%d", index+1)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		diags.Add(doc.PosOf(path), path, "the event cannot be encoded as JSON: %v", err)
+		return nil
+	}
+	e := event.New()
+	if err := json.Unmarshal(b, &e); err != nil {
+		diags.Add(doc.PosOf(path), path, "not a CloudEvent: %v", err)
+		return nil
+	}
+	if err := e.Validate(); err != nil {
+		diags.Add(doc.PosOf(path), path, "invalid CloudEvent: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return nil
+	}
+	return &e
+}
+
+// maps copies m, so that defaults do not show in the caller's map.
+func maps(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// parseNames reads a list of names, or the word none.
+func parseNames(doc *load.Document, path string, v any, diags *diag.List) []string {
+	switch v := v.(type) {
+	case nil:
+		diags.Add(doc.PosOf(path), path, "say what the event must reach: a list of names, or %s", None)
+	case string:
+		if v == None {
+			return nil
+		}
+		diags.Add(doc.PosOf(path), path, "%q: want a list of names, such as [%s], or %s", v, v, None)
+	case []any:
+		var names []string
+		for i, x := range v {
+			s, ok := x.(string)
+			if !ok || s == "" {
+				p := load.JoinIndex(path, i)
+				diags.Add(doc.PosOf(p), p, "want a name")
+				continue
+			}
+			if slices.Contains(names, s) {
+				p := load.JoinIndex(path, i)
+				diags.Add(doc.PosOf(p), p, "%q is listed twice", s)
+				continue
+			}
+			names = append(names, s)
+		}
+		slices.Sort(names)
+		return names
+	default:
+		diags.Add(doc.PosOf(path), path, "want a list of names, or %s", None)
+	}
+	return nil
+}
+
+func yamlErrorLine(err error) int {
+	var line int
+	if _, scanErr := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); scanErr == nil {
+		return line
+	}
+	return 0
+}
