@@ -284,12 +284,16 @@ func caseHeader(r *routetest.Result) string {
 }
 
 func printTestResults(w io.Writer, output string, files []*routetest.File, results []routetest.Result) error {
-	failed := 0
+	// A case checked in several deploy units counts once, failing when
+	// it fails in any.
+	cases, failedCases := map[*routetest.Case]bool{}, map[*routetest.Case]bool{}
 	for i := range results {
+		cases[results[i].Case] = true
 		if !results[i].Passed() {
-			failed++
+			failedCases[results[i].Case] = true
 		}
 	}
+	failed := len(failedCases)
 	var err error
 	switch output {
 	case "json":
@@ -335,11 +339,11 @@ func printTestResults(w io.Writer, output string, files []*routetest.File, resul
 				fmt.Fprintf(&buf, "    %s\n", e)
 			}
 		}
-		cases := plural(len(results), "case") + " in " + plural(len(files), "file")
+		counted := plural(len(cases), "case") + " in " + plural(len(files), "file")
 		if failed > 0 {
-			fmt.Fprintf(&buf, "FAIL: %d of %s\n", failed, cases)
+			fmt.Fprintf(&buf, "FAIL: %d of %s\n", failed, counted)
 		} else {
-			fmt.Fprintf(&buf, "ok: %s\n", cases)
+			fmt.Fprintf(&buf, "ok: %s\n", counted)
 		}
 		_, err = w.Write(buf.Bytes())
 	}

@@ -185,11 +185,11 @@ func parseEvent(doc *load.Document, path string, m map[string]any, index int, di
 	}
 	e := event.New()
 	if err := json.Unmarshal(b, &e); err != nil {
-		diags.Add(doc.PosOf(path), path, "not a CloudEvent: %v", err)
+		diags.Add(doc.PosOf(path), path, "not a CloudEvent: %s", oneLine(err))
 		return nil
 	}
 	if err := e.Validate(); err != nil {
-		diags.Add(doc.PosOf(path), path, "invalid CloudEvent: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		diags.Add(doc.PosOf(path), path, "invalid CloudEvent: %s", oneLine(err))
 		return nil
 	}
 	return &e
@@ -220,7 +220,7 @@ func parseNames(doc *load.Document, path string, v any, diags *diag.List) []stri
 			s, ok := x.(string)
 			if !ok || s == "" {
 				p := load.JoinIndex(path, i)
-				diags.Add(doc.PosOf(p), p, "want a name")
+				diags.Add(doc.PosOf(p), p, "want the name of a Trigger or Subscription, as a string")
 				continue
 			}
 			if slices.Contains(names, s) {
@@ -244,4 +244,15 @@ func yamlErrorLine(err error) int {
 		return line
 	}
 	return 0
+}
+
+// oneLine joins the lines of the CloudEvents SDK's multi-line errors.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), ";")); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
