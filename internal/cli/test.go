@@ -363,7 +363,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-
 // updateTestFiles writes each case's outcome into its file. A case whose
 // Broker is in several units is written only when they agree; a case that
 // cannot be evaluated is left as it is and reported.
