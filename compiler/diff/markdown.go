@@ -59,6 +59,9 @@ func (r *Report) WriteMarkdown(w io.Writer, opts MarkdownOptions) error {
 	if s.Runtime > 0 {
 		facts = append(facts, "**Runtime:** "+plural(s.Runtime, "change"))
 	}
+	if s.TestsFlipped > 0 {
+		facts = append(facts, "**Test cases flipped:** "+strconv.Itoa(s.TestsFlipped))
+	}
 	if len(facts) > 0 {
 		bw.WriteString(strings.Join(facts, " · ") + "\n\n")
 	}

@@ -59,6 +59,8 @@ type Report struct {
 	// Violations are changes to immutable fields: errors, which Knative
 	// would reject.
 	Violations diag.List `json:"violations"`
+	// Tests are the route test cases whose outcome the change flips.
+	Tests []TestFlip `json:"tests,omitempty"`
 	// Units says, when the project has several deploy units, which of
 	// them differ; the changes above each name their unit.
 	Units []UnitReport `json:"units,omitempty"`
@@ -204,6 +206,7 @@ type Summary struct {
 	Deliveries   int         `json:"deliveries"`
 	Runtime      int         `json:"runtime"`
 	Violations   int         `json:"violations"`
+	TestsFlipped int         `json:"testsFlipped,omitempty"`
 }
 
 // KindCount counts the objects of one kind added, removed and changed.
@@ -245,6 +248,9 @@ func (r *Report) Relative(dir string) {
 	}
 	for i := range r.Deliveries {
 		rel(&r.Deliveries[i].Pos)
+	}
+	for i := range r.Tests {
+		rel(&r.Tests[i].Pos)
 	}
 	r.Violations = r.Violations.Relative(dir)
 }

@@ -92,6 +92,9 @@ func (r *Report) summaryLines() []string {
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, "; "))
 	}
+	if s.TestsFlipped > 0 {
+		lines = append(lines, "test cases flipped: "+strconv.Itoa(s.TestsFlipped))
+	}
 	if s.Violations > 0 {
 		lines = append(lines, "immutable-field changes: "+strconv.Itoa(s.Violations)+" (errors, reported on their own)")
 	}
@@ -175,7 +178,7 @@ func (r *Report) sections(p painter) []section {
 // the unit's name; with one unit, they are the sections.
 func (r *Report) unitSections(p painter) []section {
 	if len(r.Units) == 0 {
-		return r.sections(p)
+		return append(r.sections(p), r.testsSection(p)...)
 	}
 	var out []section
 	for _, u := range r.Units {
@@ -184,7 +187,7 @@ func (r *Report) unitSections(p painter) []section {
 			out = append(out, s)
 		}
 	}
-	return out
+	return append(out, r.testsSection(p)...)
 }
 
 func (r *Report) writeSections(w *bufio.Writer, p painter) {

@@ -47,6 +47,11 @@ class annotation or spec.config, a Trigger's spec.broker, a Channel's
 spec.channelTemplate, a Subscription's spec.channel) is an error, printed
 on stderr: the object must be deleted and re-created.
 
+The route test cases of the working tree (knc test) are run against both
+revisions, and the cases whose outcome the change flips are listed under
+Test cases: "passes → fails", with what the event reaches before and
+after.
+
 The comparison is made deploy unit by deploy unit, as knc validate checks
 them: each kustomization no other one includes (an overlay) against the
 same overlay at the base, and the plain files against the plain files. The
@@ -171,6 +176,11 @@ func runDiffBase(cmd *cobra.Command, f *diffFlags, args []string) error {
 	}
 	defer rev.Close()
 	report := diff.CompareUnits(base, head)
+	flips, err := testFlips(stderr, args, base, head)
+	if err != nil {
+		return err
+	}
+	report.AddTestFlips(flips)
 	report.Base, report.Head = rev.Short(), "working tree"
 	if wd, err := os.Getwd(); err == nil {
 		report.Relative(wd)
