@@ -138,6 +138,7 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 		},
 	}
 	flags.register(cmd)
+	flags.registerPolicies(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
 	cmd.Flags().StringVar(&argoCD, "argocd-health", "", "also write to `FILE` the argocd-cm patch with Argo CD health checks for the four kinds")
 	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else this release's "+render.ImageRepository+":VERSION@DIGEST)")

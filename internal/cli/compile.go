@@ -18,6 +18,8 @@ type loadFlags struct {
 	verbose bool
 	stdin   io.Reader
 	stderr  io.Writer
+	// policies, when set, checks the objects against CUE policies.
+	policies *policyFlags
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
@@ -40,6 +42,11 @@ func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
 	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: f.exclude, Stdin: f.stdin})
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
+	}
+	if f.policies != nil {
+		if err := f.policies.check(res, paths); err != nil {
+			return nil, err
+		}
 	}
 	if f.strict {
 		res.Diagnostics = res.Diagnostics.Strict()

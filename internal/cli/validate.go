@@ -103,6 +103,7 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 		},
 	}
 	flags.register(cmd)
+	flags.registerPolicies(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 	cmd.Flags().StringVar(&base, "base", "", "also report changes to immutable fields since this git revision (`GITREF`), as knc diff does")
 	return cmd

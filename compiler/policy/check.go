@@ -1,0 +1,212 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/compiler/model"
+)
+
+// Check evaluates every policy on every entry it matches, in parallel,
+// and reports each violation at the field of the object it concerns. The
+// error says that the evaluation went over its limits; the violations
+// found are then incomplete.
+func (s *Set) Check(entries []*model.Entry, limits Limits) (diag.List, error) {
+	if s == nil || len(s.Policies) == 0 || len(entries) == 0 {
+		return nil, nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(entries))
+	var next atomic.Int64
+	busy := make([]atomic.Pointer[string], workers)
+	found := make([]diag.List, workers)
+	work := func() {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				found[w] = s.checkShare(entries, &next, &busy[w])
+			}()
+		}
+		wg.Wait()
+	}
+	doing := func() string {
+		var what []string
+		for i := range busy {
+			if p := busy[i].Load(); p != nil {
+				what = append(what, *p)
+			}
+		}
+		if len(what) == 0 {
+			return "checking the objects"
+		}
+		return strings.Join(what, ", and ")
+	}
+	if err := limits.guard(doing, work); err != nil {
+		return nil, err
+	}
+	var out diag.List
+	for _, d := range found {
+		out = append(out, d...)
+	}
+	return out.Sorted(), nil
+}
+
+// compiled is one worker's build of a policy.
+type compiled struct {
+	*Policy
+	constrain cue.Value
+}
+
+// checkShare compiles the policies in a context of its own and checks
+// entries, taking the next index from next until none are left.
+func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *atomic.Pointer[string]) diag.List {
+	ctx := cuecontext.New()
+	compilingMsg := "compiling the policy files"
+	busy.Store(&compilingMsg)
+	values, diags := s.compile(ctx)
+	if len(diags) > 0 {
+		// Load compiled the same files without error.
+		return diags
+	}
+	policies := make([]compiled, len(s.Policies))
+	for i, p := range s.Policies {
+		policies[i] = compiled{Policy: p, constrain: values[p.file].LookupPath(cue.MakePath(cue.Str("policy"), cue.Str(p.Name), cue.Str("constrain")))}
+	}
+	var out diag.List
+	var selected []*compiled
+	for {
+		i := int(next.Add(1)) - 1
+		if i >= len(entries) {
+			return out
+		}
+		e := entries[i]
+		labels := labelsOf(e.Doc)
+		selected = selected[:0]
+		for j := range policies {
+			p := &policies[j]
+			if p.Match.Selects(e.Doc.APIVersion, e.Doc.Kind, e.Key.Namespace, labels) {
+				selected = append(selected, p)
+			}
+		}
+		if len(selected) == 0 {
+			continue
+		}
+		x, err := load.Generic(e.Doc.Root)
+		if err != nil {
+			out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
+			continue
+		}
+		obj := ctx.Encode(numbers(x))
+		for _, p := range selected {
+			msg := fmt.Sprintf("checking policy %s on %s %s at %s", p.Name, e.Key.Kind, objectName(e), e.Doc.Pos(e.Doc.Root))
+			busy.Store(&msg)
+			err := p.constrain.Unify(obj).Validate(cue.Concrete(true))
+			if err != nil {
+				out = append(out, violations(p.Policy, e.Doc, err)...)
+			}
+		}
+		busy.Store(nil)
+	}
+}
+
+// numbers turns the json.Numbers of a generic object into Go numbers, which
+// CUE encodes as numbers rather than as the strings they are.
+func numbers(x any) any {
+	switch x := x.(type) {
+	case map[string]any:
+		for k, v := range x {
+			x[k] = numbers(v)
+		}
+	case []any:
+		for i, v := range x {
+			x[i] = numbers(v)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	}
+	return x
+}
+
+func objectName(e *model.Entry) string {
+	if e.Key.Namespace == "" {
+		return e.Key.Name
+	}
+	return e.Key.Namespace + "/" + e.Key.Name
+}
+
+func labelsOf(doc *load.Document) map[string]string {
+	md := doc.Lookup("metadata.labels")
+	if md == nil || md == doc.Root || md.Kind != yaml.MappingNode {
+		return nil
+	}
+	labels := make(map[string]string, len(md.Content)/2)
+	for i := 0; i+1 < len(md.Content); i += 2 {
+		labels[md.Content[i].Value] = md.Content[i+1].Value
+	}
+	return labels
+}
+
+// violations reports each CUE error at the object's field it concerns,
+// or at the nearest field that is there when the policy asks for one that
+// is not.
+func violations(p *Policy, doc *load.Document, err error) diag.List {
+	var out diag.List
+	seen := map[string]bool{}
+	for _, e := range cueerrors.Errors(err) {
+		path := fieldPath(e.Path())
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		format, args := e.Msg()
+		detail := fmt.Sprintf(format, args...)
+		if strings.HasPrefix(detail, "incomplete value") || strings.Contains(detail, "required but not present") {
+			detail = "not set"
+		}
+		out = append(out, diag.Diagnostic{
+			Pos:      doc.PosOf(path),
+			Path:     path,
+			Message:  fmt.Sprintf("policy %s: %s (%s)", p.Name, p.Message, detail),
+			Severity: p.Severity,
+		})
+	}
+	return out
+}
+
+// fieldPath turns a CUE error path, policy.NAME.constrain.spec.filters.0,
+// into the object's field path, spec.filters[0].
+func fieldPath(segs []string) string {
+	if len(segs) >= 3 && segs[0] == "policy" && segs[2] == "constrain" {
+		segs = segs[3:]
+	}
+	path := ""
+	for _, s := range segs {
+		if i, err := strconv.Atoi(s); err == nil {
+			path = load.JoinIndex(path, i)
+			continue
+		}
+		if unquoted, err := strconv.Unquote(s); err == nil {
+			s = unquoted
+		}
+		path = load.JoinKey(path, s)
+	}
+	return path
+}

@@ -1,0 +1,231 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+
+	"github.com/knc-dev/knc/compiler/diag"
+	policyschema "github.com/knc-dev/knc/schema/policy"
+)
+
+// Dir is where a project keeps its policies, relative to knc.yaml.
+var Dir = filepath.Join(".knc", "policies")
+
+// Policy is one rule, as its file states it.
+type Policy struct {
+	Name     string
+	Pos      diag.Pos
+	Match    Match
+	Severity diag.Severity
+	Message  string
+	// file indexes Set.sources.
+	file int
+}
+
+// Set is the policies of one run.
+type Set struct {
+	Policies []*Policy
+	sources  []source
+}
+
+type source struct {
+	name string
+	data []byte
+}
+
+// maxPolicyFileBytes bounds one policy file.
+const maxPolicyFileBytes = 4 << 20
+
+// Files lists the .cue files of dirs, each directory's in name order.
+// A directory that does not exist is an error: the caller names only
+// directories it expects.
+func Files(dirs []string) ([]string, error) {
+	var out []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("reading policies: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || filepath.Ext(e.Name()) != ".cue" || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// Load reads and compiles policy files. Mistakes in them are diagnostics
+// at their position; the error is for I/O problems.
+func Load(files []string, limits Limits) (*Set, diag.List, error) {
+	s := &Set{}
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading policies: %w", err)
+		}
+		if info.Size() > maxPolicyFileBytes {
+			return nil, nil, fmt.Errorf("%s: a policy file of %d bytes is larger than the %d knc reads", f, info.Size(), maxPolicyFileBytes)
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading policies: %w", err)
+		}
+		s.sources = append(s.sources, source{name: f, data: data})
+	}
+	var diags diag.List
+	err := limits.guard(func() string { return "compiling the policy files" }, func() {
+		diags = s.compileMetadata()
+	})
+	if err != nil {
+		return nil, diag.List{{Pos: diag.Pos{File: files[0]}, Message: err.Error()}}, nil
+	}
+	if len(diags) > 0 {
+		return nil, diags.Sorted(), nil
+	}
+	return s, nil, nil
+}
+
+// compile builds each source in ctx; sources with errors are nil values
+// with the errors as diagnostics.
+func (s *Set) compile(ctx *cue.Context) ([]cue.Value, diag.List) {
+	var diags diag.List
+	values := make([]cue.Value, len(s.sources))
+	for i, src := range s.sources {
+		f, err := parser.ParseFile(src.name, src.data, parser.ParseComments)
+		if err != nil {
+			diags = append(diags, cueDiags(err, src.name)...)
+			continue
+		}
+		inst := build.NewContext().NewInstance(filepath.Dir(src.name), nil)
+		if err := inst.AddSyntax(f); err != nil {
+			diags = append(diags, cueDiags(err, src.name)...)
+			continue
+		}
+		v := ctx.BuildInstance(inst)
+		if err := v.Err(); err != nil {
+			diags = append(diags, cueDiags(err, src.name)...)
+			continue
+		}
+		values[i] = v
+	}
+	return values, diags
+}
+
+// compileMetadata compiles every file once, checks it against the policy
+// schema, and reads what Go evaluates itself: match, severity, message.
+func (s *Set) compileMetadata() diag.List {
+	ctx := cuecontext.New()
+	schema := ctx.CompileBytes(policyschema.Source, cue.Filename(policyschema.FileName))
+	if err := schema.Err(); err != nil {
+		return diag.List{{Pos: diag.Pos{File: policyschema.FileName}, Message: fmt.Sprintf("the embedded policy schema does not compile: %v", err)}}
+	}
+	values, diags := s.compile(ctx)
+	seen := map[string]*Policy{}
+	for i, v := range values {
+		if !v.Exists() {
+			continue
+		}
+		src := s.sources[i].name
+		pv := v.LookupPath(cue.ParsePath("policy"))
+		if !pv.Exists() {
+			diags.Add(diag.Pos{File: src, Line: 1, Column: 1}, "", "a policy file holds policy: NAME: {match: ..., constrain: ..., message: ...}; see knc schema")
+			continue
+		}
+		checked := v.Unify(schema)
+		if err := checked.Validate(); err != nil {
+			diags = append(diags, cueDiags(err, src)...)
+			continue
+		}
+		it, err := pv.Fields()
+		if err != nil {
+			diags = append(diags, cueDiags(err, src)...)
+			continue
+		}
+		for it.Next() {
+			name := it.Selector().Unquoted()
+			p := &Policy{Name: name, Pos: cuePos(it.Value().Pos(), src), file: i}
+			if prev, ok := seen[name]; ok {
+				diags.Add(p.Pos, "policy."+name, "policy %q is also defined at %s; give each policy its own name", name, prev.Pos)
+				continue
+			}
+			seen[name] = p
+			meta := checked.LookupPath(cue.MakePath(cue.Str("policy"), cue.Str(name)))
+			if d := p.readMetadata(meta); len(d) > 0 {
+				diags = append(diags, d...)
+				continue
+			}
+			s.Policies = append(s.Policies, p)
+		}
+	}
+	slices.SortFunc(s.Policies, func(a, b *Policy) int { return strings.Compare(a.Name, b.Name) })
+	return diags
+}
+
+func (p *Policy) readMetadata(v cue.Value) diag.List {
+	var diags diag.List
+	at := func(field string) (cue.Value, diag.Pos) {
+		f := v.LookupPath(cue.ParsePath(field))
+		return f, cuePos(f.Pos(), p.Pos.File)
+	}
+	sev, pos := at("severity")
+	switch s, err := sev.String(); {
+	case err != nil:
+		diags.Add(pos, "policy."+p.Name+".severity", "severity must be \"error\" or \"warning\": %v", err)
+	case s == "warning":
+		p.Severity = diag.Warning
+	}
+	msg, pos := at("message")
+	m, err := msg.String()
+	if err != nil {
+		diags.Add(pos, "policy."+p.Name+".message", "a policy needs a message that says what the rule is and how to comply: %v", err)
+	}
+	p.Message = m
+	if match := v.LookupPath(cue.ParsePath("match")); match.Exists() {
+		if err := match.Validate(cue.Concrete(true)); err != nil {
+			diags.Add(cuePos(match.Pos(), p.Pos.File), "policy."+p.Name+".match", "match must be concrete, as knc selects objects with it before any CUE runs: %v", err)
+			return diags
+		}
+		if err := match.Decode(&p.Match); err != nil {
+			diags.Add(cuePos(match.Pos(), p.Pos.File), "policy."+p.Name+".match", "%v", err)
+		}
+	}
+	return diags
+}
+
+// cueDiags turns CUE errors into diagnostics at their positions.
+func cueDiags(err error, file string) diag.List {
+	var out diag.List
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		pos := diag.Pos{File: file}
+		if ps := cueerrors.Positions(e); len(ps) > 0 {
+			pos = cuePos(ps[0], file)
+		}
+		path := strings.Join(e.Path(), ".")
+		out.Add(pos, path, format, args...)
+	}
+	return out
+}
+
+func cuePos(p token.Pos, file string) diag.Pos {
+	if !p.IsValid() {
+		return diag.Pos{File: file}
+	}
+	name := p.Filename()
+	if name == "" {
+		name = file
+	}
+	return diag.Pos{File: name, Line: p.Line(), Column: p.Column()}
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/policy"
+)
+
+// policyFlags are the flags of the commands that check CUE policies.
+type policyFlags struct {
+	dirs    []string
+	timeout time.Duration
+	memory  string
+}
+
+// registerPolicies makes the command check the objects against the
+// project's policies, and those of --policies.
+func (f *loadFlags) registerPolicies(cmd *cobra.Command) {
+	f.policies = &policyFlags{}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.policies.dirs, "policies", nil, "also check the CUE policies in `DIR`, such as a platform team's repository checked out beside this one (repeatable)")
+	fl.DurationVar(&f.policies.timeout, "policy-timeout", policy.DefaultLimits.Timeout, "stop checking policies after this `DURATION`, as an error")
+	fl.StringVar(&f.policies.memory, "policy-memory", "2Gi", "stop checking policies when they grow memory by this `QUANTITY` (such as 512Mi), as an error")
+}
+
+// policyDirs are the project's .knc/policies, when it exists, and the
+// directories given.
+func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string {
+	var dirs []string
+	own := filepath.Join(projectRoot(res, paths), policy.Dir)
+	if info, err := os.Stat(own); err == nil && info.IsDir() {
+		dirs = append(dirs, own)
+	}
+	return append(dirs, f.dirs...)
+}
+
+// check adds to res the violations of the policies, found in each deploy
+// unit on its own.
+func (f *policyFlags) check(res *compiler.Result, paths []string) error {
+	q, err := resource.ParseQuantity(f.memory)
+	if err != nil || q.Sign() <= 0 {
+		return usageError("--policy-memory %q: want a quantity such as 512Mi or 2Gi", f.memory)
+	}
+	limits := policy.Limits{Timeout: f.timeout, Memory: uint64(q.Value())}
+	files, err := policy.Files(f.policyDirs(res, paths))
+	if err != nil {
+		return &exitError{code: exitTrouble, err: err}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	set, diags, err := policy.Load(files, limits)
+	if err != nil {
+		return &exitError{code: exitTrouble, err: err}
+	}
+	wd, _ := os.Getwd()
+	if len(diags) > 0 {
+		res.Diagnostics = append(res.Diagnostics, diags.Relative(wd)...).Sorted()
+		return nil
+	}
+	var found diag.List
+	for _, u := range res.Units {
+		d, err := set.Check(u.Set.Entries, limits)
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		found = append(found, d...)
+	}
+	res.Diagnostics = append(res.Diagnostics, found.Relative(wd)...).Sorted()
+	return nil
+}
