@@ -74,9 +74,10 @@ type compiled struct {
 // entries, taking the next index from next until none are left.
 func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *atomic.Pointer[string]) diag.List {
 	ctx := cuecontext.New()
-	compilingMsg := "compiling the policy files"
-	busy.Store(&compilingMsg)
-	values, diags := s.compile(ctx)
+	values, diags := s.compile(ctx, func(file string) {
+		msg := "compiling " + file
+		busy.Store(&msg)
+	})
 	if len(diags) > 0 {
 		// Load compiled the same files without error.
 		return diags
@@ -165,13 +166,17 @@ func labelsOf(doc *load.Document) map[string]string {
 }
 
 // violations reports each CUE error at the object's field it concerns,
-// or at the nearest field that is there when the policy asks for one that
-// is not.
+// or, when the policy asks for a field that is not there, at the key of
+// the nearest field that is.
 func violations(p *Policy, doc *load.Document, err error) diag.List {
 	var out diag.List
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
-		path := fieldPath(e.Path())
+		prefixes := fieldPaths(e.Path())
+		path := ""
+		if len(prefixes) > 0 {
+			path = prefixes[len(prefixes)-1]
+		}
 		if seen[path] {
 			continue
 		}
@@ -182,7 +187,7 @@ func violations(p *Policy, doc *load.Document, err error) diag.List {
 			detail = "not set"
 		}
 		out = append(out, diag.Diagnostic{
-			Pos:      doc.PosOf(path),
+			Pos:      position(doc, prefixes),
 			Path:     path,
 			Message:  fmt.Sprintf("policy %s: %s (%s)", p.Name, p.Message, detail),
 			Severity: p.Severity,
@@ -191,22 +196,38 @@ func violations(p *Policy, doc *load.Document, err error) diag.List {
 	return out
 }
 
-// fieldPath turns a CUE error path, policy.NAME.constrain.spec.filters.0,
-// into the object's field path, spec.filters[0].
-func fieldPath(segs []string) string {
+func position(doc *load.Document, prefixes []string) diag.Pos {
+	for i := len(prefixes) - 1; i >= 0; i-- {
+		if doc.KeyNode(prefixes[i]) == nil {
+			continue
+		}
+		if i == len(prefixes)-1 {
+			return doc.PosOf(prefixes[i])
+		}
+		return doc.Pos(doc.KeyNode(prefixes[i]))
+	}
+	return doc.Pos(doc.Root)
+}
+
+// fieldPaths turns a CUE error path, policy.NAME.constrain.spec.filters.0,
+// into the object's field path and each of its prefixes: spec,
+// spec.filters, spec.filters[0].
+func fieldPaths(segs []string) []string {
 	if len(segs) >= 3 && segs[0] == "policy" && segs[2] == "constrain" {
 		segs = segs[3:]
 	}
+	var out []string
 	path := ""
 	for _, s := range segs {
 		if i, err := strconv.Atoi(s); err == nil {
 			path = load.JoinIndex(path, i)
-			continue
+		} else {
+			if unquoted, err := strconv.Unquote(s); err == nil {
+				s = unquoted
+			}
+			path = load.JoinKey(path, s)
 		}
-		if unquoted, err := strconv.Unquote(s); err == nil {
-			s = unquoted
-		}
-		path = load.JoinKey(path, s)
+		out = append(out, path)
 	}
-	return path
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
@@ -36,6 +37,9 @@ type Policy struct {
 type Set struct {
 	Policies []*Policy
 	sources  []source
+	// compiling names the file Load is compiling, for a message when the
+	// compilation runs over its limits.
+	compiling atomic.Pointer[string]
 }
 
 type source struct {
@@ -85,11 +89,21 @@ func Load(files []string, limits Limits) (*Set, diag.List, error) {
 		s.sources = append(s.sources, source{name: f, data: data})
 	}
 	var diags diag.List
-	err := limits.guard(func() string { return "compiling the policy files" }, func() {
+	doing := func() string {
+		if f := s.compiling.Load(); f != nil {
+			return "compiling " + *f
+		}
+		return "compiling the policy files"
+	}
+	err := limits.guard(doing, func() {
 		diags = s.compileMetadata()
 	})
 	if err != nil {
-		return nil, diag.List{{Pos: diag.Pos{File: files[0]}, Message: err.Error()}}, nil
+		pos := diag.Pos{File: files[0]}
+		if f := s.compiling.Load(); f != nil {
+			pos.File = *f
+		}
+		return nil, diag.List{{Pos: pos, Message: err.Error()}}, nil
 	}
 	if len(diags) > 0 {
 		return nil, diags.Sorted(), nil
@@ -99,10 +113,11 @@ func Load(files []string, limits Limits) (*Set, diag.List, error) {
 
 // compile builds each source in ctx; sources with errors are nil values
 // with the errors as diagnostics.
-func (s *Set) compile(ctx *cue.Context) ([]cue.Value, diag.List) {
+func (s *Set) compile(ctx *cue.Context, at func(file string)) ([]cue.Value, diag.List) {
 	var diags diag.List
 	values := make([]cue.Value, len(s.sources))
 	for i, src := range s.sources {
+		at(src.name)
 		f, err := parser.ParseFile(src.name, src.data, parser.ParseComments)
 		if err != nil {
 			diags = append(diags, cueDiags(err, src.name)...)
@@ -131,13 +146,14 @@ func (s *Set) compileMetadata() diag.List {
 	if err := schema.Err(); err != nil {
 		return diag.List{{Pos: diag.Pos{File: policyschema.FileName}, Message: fmt.Sprintf("the embedded policy schema does not compile: %v", err)}}
 	}
-	values, diags := s.compile(ctx)
+	values, diags := s.compile(ctx, func(file string) { s.compiling.Store(&file) })
 	seen := map[string]*Policy{}
 	for i, v := range values {
 		if !v.Exists() {
 			continue
 		}
 		src := s.sources[i].name
+		s.compiling.Store(&src)
 		pv := v.LookupPath(cue.ParsePath("policy"))
 		if !pv.Exists() {
 			diags.Add(diag.Pos{File: src, Line: 1, Column: 1}, "", "a policy file holds policy: NAME: {match: ..., constrain: ..., message: ...}; see knc schema")
