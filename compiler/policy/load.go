@@ -159,16 +159,12 @@ func (s *Set) compileMetadata() diag.List {
 			diags.Add(diag.Pos{File: src, Line: 1, Column: 1}, "", "a policy file holds policy: NAME: {match: ..., constrain: ..., message: ...}; see knc schema")
 			continue
 		}
-		checked := v.Unify(schema)
-		if err := checked.Validate(); err != nil {
-			diags = append(diags, cueDiags(err, src)...)
-			continue
-		}
 		it, err := pv.Fields()
 		if err != nil {
 			diags = append(diags, cueDiags(err, src)...)
 			continue
 		}
+		def := schema.LookupPath(cue.ParsePath("#Policy"))
 		for it.Next() {
 			name := it.Selector().Unquoted()
 			p := &Policy{Name: name, Pos: cuePos(it.Value().Pos(), src), file: i}
@@ -177,8 +173,7 @@ func (s *Set) compileMetadata() diag.List {
 				continue
 			}
 			seen[name] = p
-			meta := checked.LookupPath(cue.MakePath(cue.Str("policy"), cue.Str(name)))
-			if d := p.readMetadata(meta); len(d) > 0 {
+			if d := p.readMetadata(it.Value(), def); len(d) > 0 {
 				diags = append(diags, d...)
 				continue
 			}
@@ -189,35 +184,59 @@ func (s *Set) compileMetadata() diag.List {
 	return diags
 }
 
-func (p *Policy) readMetadata(v cue.Value) diag.List {
+// readMetadata checks a policy against the schema's #Policy, and reads
+// what Go evaluates itself. Severity and message are checked first, for
+// messages plainer than CUE's.
+func (p *Policy) readMetadata(v, def cue.Value) diag.List {
 	var diags diag.List
-	at := func(field string) (cue.Value, diag.Pos) {
-		f := v.LookupPath(cue.ParsePath(field))
-		return f, cuePos(f.Pos(), p.Pos.File)
+	field := func(name string) (cue.Value, diag.Pos, string) {
+		f := v.LookupPath(cue.ParsePath(name))
+		pos := cuePos(f.Pos(), p.Pos.File)
+		if !f.Exists() {
+			pos = p.Pos
+		}
+		return f, pos, "policy." + p.Name + "." + name
 	}
-	sev, pos := at("severity")
-	switch s, err := sev.String(); {
-	case err != nil:
-		diags.Add(pos, "policy."+p.Name+".severity", "severity must be \"error\" or \"warning\": %v", err)
-	case s == "warning":
-		p.Severity = diag.Warning
+	if sev, pos, path := field("severity"); sev.Exists() {
+		switch s, err := sev.String(); {
+		case err != nil || s != "error" && s != "warning":
+			diags.Add(pos, path, "severity is \"error\" or \"warning\", not %v", sev)
+		case s == "warning":
+			p.Severity = diag.Warning
+		}
 	}
-	msg, pos := at("message")
-	m, err := msg.String()
-	if err != nil {
-		diags.Add(pos, "policy."+p.Name+".message", "a policy needs a message that says what the rule is and how to comply: %v", err)
+	msg, pos, path := field("message")
+	if m, err := msg.String(); err != nil || m == "" {
+		diags.Add(pos, path, "a policy needs a message that says what the rule is and how to comply")
+	} else {
+		p.Message = m
 	}
-	p.Message = m
-	if match := v.LookupPath(cue.ParsePath("match")); match.Exists() {
+	if len(diags) > 0 {
+		return diags
+	}
+	if err := v.Unify(def).Validate(); err != nil {
+		return cueDiags(err, p.Pos.File)
+	}
+	if match, pos, path := field("match"); match.Exists() {
 		if err := match.Validate(cue.Concrete(true)); err != nil {
-			diags.Add(cuePos(match.Pos(), p.Pos.File), "policy."+p.Name+".match", "match must be concrete, as knc selects objects with it before any CUE runs: %v", err)
+			diags.Add(pos, path, "match must be concrete, as knc selects objects with it before any CUE runs: %s", cueMessage(err))
 			return diags
 		}
 		if err := match.Decode(&p.Match); err != nil {
-			diags.Add(cuePos(match.Pos(), p.Pos.File), "policy."+p.Name+".match", "%v", err)
+			diags.Add(pos, path, "%v", err)
 		}
 	}
 	return diags
+}
+
+// cueMessage is the first message of a CUE error, without its path.
+func cueMessage(err error) string {
+	errs := cueerrors.Errors(err)
+	if len(errs) == 0 {
+		return err.Error()
+	}
+	format, args := errs[0].Msg()
+	return fmt.Sprintf(format, args...)
 }
 
 // cueDiags turns CUE errors into diagnostics at their positions.
