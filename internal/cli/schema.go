@@ -7,6 +7,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/crd"
 	"github.com/knc-dev/knc/schema"
+	policyschema "github.com/knc-dev/knc/schema/policy"
 )
 
 func newSchemaCmd() *cobra.Command {
@@ -15,11 +16,14 @@ func newSchemaCmd() *cobra.Command {
 		Use:   "schema [-o cue|openapi]",
 		Short: "Print the schemas knc validates against",
 		Long: `Schema prints knc's definitions of Broker, Trigger, Channel and
-Subscription, and of knc.yaml (#Config).
+Subscription, of knc.yaml (#Config), and of policy files (#Policy).
 
 With -o cue (the default) it prints the embedded CUE files in name order,
 each introduced by a "// file: NAME" comment: the source of truth that
-'knc validate' checks against.
+'knc validate' checks against. The definition of policy files,
+policy/policy.cue, comes last: a policy file in .knc/policies (or in a
+directory given to 'knc validate --policies') holds
+policy: NAME: {match: {...}, constrain: {...}, severity: ..., message: ...}.
 
 With -o openapi it prints an OpenAPI 3.0 document (JSON) whose
 components.schemas hold the structural schemas of the four kinds, exactly
@@ -28,6 +32,9 @@ the rules OpenAPI can state and the CEL rules that keep immutable fields
 unchanged.`,
 		Example: `  # Read the definitions.
   knc schema | less
+
+  # Read how policy files are written.
+  knc schema | sed -n '/file: policy/,$p'
 
   # Feed the OpenAPI schemas to an editor or another validator.
   knc schema -o openapi > knative-eventing.openapi.json`,
@@ -49,6 +56,8 @@ unchanged.`,
 			if err != nil {
 				return &exitError{code: exitTrouble, err: err}
 			}
+			names = append(names, policyschema.FileName)
+			files[policyschema.FileName] = policyschema.Source
 			for i, name := range names {
 				if i > 0 {
 					fmt.Fprintln(w)

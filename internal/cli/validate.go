@@ -54,6 +54,15 @@ duplicates and loops are checked within a unit, so overlays for two
 clusters may define the same objects. A path that holds no Knative object
 is a warning.
 
+A team's own rules are CUE policies: the .cue files in .knc/policies beside
+knc.yaml, and in each directory given with --policies. Every object of a
+deploy unit is checked against each policy that matches it (by kind,
+namespace or labels); a violation is reported at the object's field, with
+the policy's name and message, as an error or a warning as the policy says.
+A policy that runs longer than --policy-timeout, or grows memory by more
+than --policy-memory, is stopped with an error. See 'knc schema' for the
+shape of a policy file.
+
 Errors are printed on stderr as FILE:LINE:COL: FIELD.PATH: MESSAGE, sorted,
 each once. Checks where knc is stricter than Knative's admission on purpose
 are warnings, printed as FILE:LINE:COL: warning: FIELD.PATH: MESSAGE; they
@@ -70,6 +79,9 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 
   # Annotate a pull request from GitHub Actions.
   knc validate -o github
+
+  # Also apply the platform team's policies, checked out beside the app.
+  knc validate --policies ../platform/policies
 
   # Fail on warnings too.
   knc validate --strict`,
