@@ -29,7 +29,7 @@ func (s *Set) Check(entries []*model.Entry, limits Limits) (diag.List, error) {
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(entries))
 	var next atomic.Int64
-	busy := make([]atomic.Pointer[string], workers)
+	busy := make([]activity, workers)
 	found := make([]diag.List, workers)
 	work := func() {
 		var wg sync.WaitGroup
@@ -45,8 +45,8 @@ func (s *Set) Check(entries []*model.Entry, limits Limits) (diag.List, error) {
 	doing := func() string {
 		var what []string
 		for i := range busy {
-			if p := busy[i].Load(); p != nil {
-				what = append(what, *p)
+			if w := busy[i].describe(s, entries); w != "" {
+				what = append(what, w)
 			}
 		}
 		if len(what) == 0 {
@@ -67,27 +67,34 @@ func (s *Set) Check(entries []*model.Entry, limits Limits) (diag.List, error) {
 // compiled is one worker's build of a policy.
 type compiled struct {
 	*Policy
+	index     int
 	constrain cue.Value
+	fields    fieldTree
+	// supplies says that the constraint sets a concrete value of its
+	// own somewhere, such as kind: "Service": combined with a policy
+	// that asks for that field to be set, it would fill it in, so it is
+	// always checked on its own.
+	supplies bool
 }
 
 // checkShare compiles the policies in a context of its own and checks
 // entries, taking the next index from next until none are left.
-func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *atomic.Pointer[string]) diag.List {
+func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activity) diag.List {
 	ctx := cuecontext.New()
-	values, diags := s.compile(ctx, func(file string) {
-		msg := "compiling " + file
-		busy.Store(&msg)
-	})
+	values, diags := s.compile(ctx, func(file string) { busy.file.Store(&file) })
+	busy.file.Store(nil)
 	if len(diags) > 0 {
 		// Load compiled the same files without error.
 		return diags
 	}
 	policies := make([]compiled, len(s.Policies))
 	for i, p := range s.Policies {
-		policies[i] = compiled{Policy: p, constrain: values[p.file].LookupPath(cue.MakePath(cue.Str("policy"), cue.Str(p.Name), cue.Str("constrain")))}
+		c := values[p.file].LookupPath(cue.MakePath(cue.Str("policy"), cue.Str(p.Name), cue.Str("constrain")))
+		policies[i] = compiled{Policy: p, index: i, constrain: c, fields: treeOf(c, 0), supplies: suppliesValues(c, 0)}
 	}
 	var out diag.List
 	var selected []*compiled
+	groups := groupCache{}
 	for {
 		i := int(next.Add(1)) - 1
 		if i >= len(entries) {
@@ -105,22 +112,51 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *atomi
 		if len(selected) == 0 {
 			continue
 		}
-		x, err := load.Generic(e.Doc.Root)
-		if err != nil {
-			out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
-			continue
+		// Most objects comply: one unification with every policy that
+		// can be combined settles them, and only when it fails is each
+		// policy checked on its own, to say which one the object breaks.
+		alone := selected
+		if g := groups.of(ctx, selected); g != nil {
+			busy.checking.Store(int64(i)<<16 | int64(g.first+1))
+			x, err := pruned(e.Doc.Root, g.fields)
+			if err == nil && g.constrain.Unify(ctx.Encode(numbers(x))).Validate(cue.Concrete(true)) == nil {
+				alone = g.rest
+			}
 		}
-		obj := ctx.Encode(numbers(x))
-		for _, p := range selected {
-			msg := fmt.Sprintf("checking policy %s on %s %s at %s", p.Name, e.Key.Kind, objectName(e), e.Doc.Pos(e.Doc.Root))
-			busy.Store(&msg)
-			err := p.constrain.Unify(obj).Validate(cue.Concrete(true))
+		for _, p := range alone {
+			busy.checking.Store(int64(i)<<16 | int64(p.index+1))
+			x, err := pruned(e.Doc.Root, p.fields)
 			if err != nil {
+				out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
+				break
+			}
+			obj := ctx.Encode(numbers(x))
+			if err := p.constrain.Unify(obj).Validate(cue.Concrete(true)); err != nil {
 				out = append(out, violations(p.Policy, e.Doc, err)...)
 			}
 		}
-		busy.Store(nil)
+		busy.checking.Store(0)
 	}
+}
+
+// activity is what one worker is busy with, for the message when the
+// limits stop it: a file it compiles, or an entry index and a policy
+// index plus one, packed, while it checks.
+type activity struct {
+	file     atomic.Pointer[string]
+	checking atomic.Int64
+}
+
+func (a *activity) describe(s *Set, entries []*model.Entry) string {
+	if f := a.file.Load(); f != nil {
+		return "compiling " + *f
+	}
+	c := a.checking.Load()
+	if c == 0 {
+		return ""
+	}
+	e, p := entries[c>>16], s.Policies[c&0xffff-1]
+	return fmt.Sprintf("checking policy %s on %s %s at %s", p.Name, e.Key.Kind, objectName(e), e.Doc.Pos(e.Doc.Root))
 }
 
 // numbers turns the json.Numbers of a generic object into Go numbers, which
