@@ -34,7 +34,7 @@ func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
 
 // examples lists every example; a new directory must be added here, and
 // TestEveryExampleIsTested checks that none is forgotten.
-var examples = []string{"quickstart", "multi-namespace", "plugin"}
+var examples = []string{"quickstart", "multi-namespace", "plugin", "policies"}
 
 func TestEveryExampleIsTested(t *testing.T) {
 	entries, err := os.ReadDir(".")
