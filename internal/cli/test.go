@@ -167,9 +167,11 @@ func runTest(cmd *cobra.Command, f *testFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	printDiagnostics(stderr, res.Diagnostics)
 	if !res.Valid() {
-		return silentExit(exitFailed)
+		return reportTestFileErrors(stdout, stderr, f.output, res.Diagnostics)
+	}
+	if f.output == "text" {
+		printDiagnostics(stderr, res.Diagnostics)
 	}
 	names := explicit
 	if len(names) == 0 {
@@ -216,6 +218,8 @@ func readTestFiles(names []string, update bool) ([]*routetest.File, diag.List, e
 	return files, diags.Sorted(), nil
 }
 
+// reportTestFileErrors reports invalid manifests or test files in the
+// output format asked for, and fails.
 func reportTestFileErrors(stdout, stderr io.Writer, output string, diags diag.List) error {
 	switch output {
 	case "json":
