@@ -1,0 +1,130 @@
+package routetest
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+const brokerAddr = "http://knc-ingress.shop.svc.cluster.local/brokers/shop/default"
+const channelAddr = "http://knc-ingress.shop.svc.cluster.local/channels/shop/notify"
+
+// table is a Broker with three Triggers, one forwarding to a Channel whose
+// Subscriptions cover the reply rules of Knative's Subscription: a reply
+// destination, none, and no subscriber (the event goes to the reply).
+func table() *routing.Table {
+	obj := func(name string) routing.Object { return routing.Object{Namespace: "shop", Name: name} }
+	uri := func(u string) *routing.Destination { return &routing.Destination{URI: u} }
+	return &routing.Table{
+		Brokers: []routing.Broker{{
+			Object: obj("default"), Address: brokerAddr,
+			Triggers: []routing.Trigger{
+				{Object: obj("orders"), Filters: []routing.Filter{{Exact: map[string]string{"type": "order"}}}, Subscriber: routing.Destination{URI: "http://orders/"}},
+				{Object: obj("notify"), Filters: []routing.Filter{{Exact: map[string]string{"type": "note"}}}, Subscriber: routing.Destination{URI: channelAddr}},
+				{Object: obj("receipts"), Filters: []routing.Filter{{Exact: map[string]string{"type": "receipt"}}}, Subscriber: routing.Destination{Ref: &routing.Ref{Kind: "Service", Namespace: "shop", Name: "elsewhere"}}},
+			},
+		}},
+		Channels: []routing.Channel{{
+			Object: obj("notify"), Address: channelAddr,
+			Subscriptions: []routing.Subscription{
+				{Object: obj("mail"), Subscriber: uri("http://mail/"), Reply: uri(brokerAddr)},
+				{Object: obj("sms"), Subscriber: uri("http://sms/")},
+				{Object: obj("archive"), Reply: uri("http://archive/")},
+			},
+		}},
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want Outcome
+	}{{
+		name: "a forward to a Channel reaches every Subscription",
+		file: `cases: [{name: c, broker: shop/default, event: {type: note, source: /x}, expect: [notify]}]`,
+		want: Outcome{Reached: []string{"notify"}, Destinations: []string{"http://archive/", "http://mail/", "http://sms/"}},
+	}, {
+		name: "a Subscription's reply goes to its reply, and a Trigger then routes it",
+		file: `cases: [{name: c, broker: shop/default, event: {type: note, source: /x}, expect: [notify], replies: {mail: {type: receipt, source: /mail}}}]`,
+		want: Outcome{Reached: []string{"notify"}, Destinations: []string{"Service/shop/elsewhere", "http://archive/", "http://mail/", "http://sms/"}},
+	}, {
+		name: "a reply of a Subscription without reply is dropped",
+		file: `cases: [{name: c, channel: shop/notify, event: {type: note, source: /x}, expect: [archive, mail, sms], replies: {sms: {type: order, source: /sms}}}]`,
+		want: Outcome{Reached: []string{"archive", "mail", "sms"}, Destinations: []string{"http://archive/", "http://mail/", "http://sms/"}},
+	}, {
+		name: "a Trigger's reply goes back to its Broker",
+		file: `cases: [{name: c, broker: shop/default, event: {type: order, source: /x}, expect: [orders], replies: {shop/orders: {type: receipt, source: /o}}}]`,
+		want: Outcome{Reached: []string{"orders"}, Destinations: []string{"Service/shop/elsewhere", "http://orders/"}},
+	}, {
+		name: "a reply declared for what is never reached is reported",
+		file: `cases: [{name: c, broker: shop/default, event: {type: nothing, source: /x}, expect: none, replies: {orders: {type: receipt, source: /o}}}]`,
+		want: Outcome{Unused: []string{"orders"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, diags := Parse("t.knctest.yaml", []byte(tt.file), false)
+			if len(diags) > 0 {
+				t.Fatal(diags)
+			}
+			got, err := NewEvaluator(table()).Evaluate(f.Cases[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Reasons = nil
+			if diff := cmp.Diff(&tt.want, got); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateRoundTrips writes outcomes into a file, parses the result,
+// and writes the same outcomes again: the text does not change.
+func TestUpdateRoundTrips(t *testing.T) {
+	src := `# head
+cases:
+- name: c   # the case
+  broker: shop/default
+  event: {type: note, source: /x}
+  expect: [wrong]
+  replies: {mail: {type: receipt, source: /mail}}
+`
+	update := func(src []byte) []byte {
+		f, diags := Parse("t.knctest.yaml", src, true)
+		if len(diags) > 0 {
+			t.Fatal(diags)
+		}
+		o, err := NewEvaluator(table()).Evaluate(f.Cases[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := f.Update(map[*Case]*Outcome{f.Cases[0]: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	once := update([]byte(src))
+	want := `# head
+cases:
+  - name: c # the case
+    broker: shop/default
+    event: {type: note, source: /x}
+    expect: [notify]
+    replies: {mail: {type: receipt, source: /mail}}
+    destinations:
+      - Service/shop/elsewhere
+      - http://archive/
+      - http://mail/
+      - http://sms/
+`
+	if diff := cmp.Diff(want, string(once)); diff != "" {
+		t.Errorf("updated file (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(string(once), string(update(once))); diff != "" {
+		t.Errorf("a second update changed the file (-first +second):\n%s", diff)
+	}
+}
