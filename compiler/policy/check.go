@@ -93,8 +93,10 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 		policies[i] = compiled{Policy: p, index: i, constrain: c, fields: treeOf(c, 0), supplies: suppliesValues(c, 0)}
 	}
 	var out diag.List
-	var selected []*compiled
+	var selected, pending []*compiled
+	inputs := make([]input, len(policies))
 	groups := groupCache{}
+	memo := verdicts{}
 	for {
 		i := int(next.Add(1)) - 1
 		if i >= len(entries) {
@@ -112,31 +114,96 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 		if len(selected) == 0 {
 			continue
 		}
+		// The same fields get the same verdict: objects written from one
+		// template share most of what a policy looks at.
+		pending = pending[:0]
+		for _, p := range selected {
+			x, err := pruned(e.Doc.Root, p.fields)
+			if err != nil {
+				out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
+				pending = pending[:0]
+				break
+			}
+			key := memo.key(p.index, x)
+			if verdict, ok := memo.get(key); ok {
+				if verdict != nil {
+					out = append(out, violations(p.Policy, e.Doc, verdict)...)
+				}
+				continue
+			}
+			inputs[p.index] = input{x: x, key: key}
+			pending = append(pending, p)
+		}
+		if len(pending) == 0 {
+			continue
+		}
 		// Most objects comply: one unification with every policy that
 		// can be combined settles them, and only when it fails is each
 		// policy checked on its own, to say which one the object breaks.
-		alone := selected
-		if g := groups.of(ctx, selected); g != nil {
+		alone := pending
+		if g := groups.of(ctx, pending); g != nil {
 			busy.checking.Store(int64(i)<<16 | int64(g.first+1))
 			x, err := pruned(e.Doc.Root, g.fields)
 			if err == nil && g.constrain.Unify(ctx.Encode(numbers(x))).Validate(cue.Concrete(true)) == nil {
+				for _, p := range pending {
+					if !p.supplies {
+						memo.put(inputs[p.index].key, nil)
+					}
+				}
 				alone = g.rest
 			}
 		}
 		for _, p := range alone {
 			busy.checking.Store(int64(i)<<16 | int64(p.index+1))
-			x, err := pruned(e.Doc.Root, p.fields)
-			if err != nil {
-				out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
-				break
-			}
-			obj := ctx.Encode(numbers(x))
-			if err := p.constrain.Unify(obj).Validate(cue.Concrete(true)); err != nil {
-				out = append(out, violations(p.Policy, e.Doc, err)...)
+			in := inputs[p.index]
+			verdict := p.constrain.Unify(ctx.Encode(numbers(in.x))).Validate(cue.Concrete(true))
+			memo.put(in.key, verdict)
+			if verdict != nil {
+				out = append(out, violations(p.Policy, e.Doc, verdict)...)
 			}
 		}
 		busy.checking.Store(0)
 	}
+}
+
+// input is what a policy is checked against: the fields of the object it
+// names, and the key of its verdict.
+type input struct {
+	x   any
+	key string
+}
+
+// verdicts remembers, per worker, the outcome of a policy on a set of
+// fields: nil, or the error the unification gave.
+type verdicts map[string]error
+
+// maxVerdicts bounds the memory verdicts take; past it they start over.
+const maxVerdicts = 1 << 17
+
+func (v verdicts) key(policy int, x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return ""
+	}
+	return strconv.Itoa(policy) + "\x00" + string(b)
+}
+
+func (v verdicts) get(key string) (error, bool) {
+	if key == "" {
+		return nil, false
+	}
+	verdict, ok := v[key]
+	return verdict, ok
+}
+
+func (v verdicts) put(key string, verdict error) {
+	if key == "" {
+		return
+	}
+	if len(v) >= maxVerdicts {
+		clear(v)
+	}
+	v[key] = verdict
 }
 
 // activity is what one worker is busy with, for the message when the
