@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,11 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 
 // load compiles paths; an I/O error is a usage-level failure (exit 2).
 func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
-	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: f.exclude, Stdin: f.stdin})
+	exclude := f.exclude
+	if f.policies != nil {
+		exclude = append(slices.Clip(exclude), f.policies.exclude()...)
+	}
+	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin})
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
 	}

@@ -30,11 +30,24 @@ func (f *loadFlags) registerPolicies(cmd *cobra.Command) {
 	fl.StringVar(&f.policies.memory, "policy-memory", "2Gi", "stop checking policies when they grow memory by this `QUANTITY` (such as 512Mi), as an error")
 }
 
+// exclude keeps the directories of --policies out of the manifests: their
+// .cue files are policies, not objects.
+func (f *policyFlags) exclude() []string {
+	var out []string
+	for _, d := range f.dirs {
+		out = append(out, filepath.ToSlash(filepath.Clean(d)))
+	}
+	return out
+}
+
 // policyDirs are the project's .knc/policies, when it exists, and the
 // directories given.
 func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string {
 	var dirs []string
 	own := filepath.Join(projectRoot(res, paths), policy.Dir)
+	if wd, err := os.Getwd(); err == nil {
+		own = diag.RelPath(wd, own)
+	}
 	if info, err := os.Stat(own); err == nil && info.IsDir() {
 		dirs = append(dirs, own)
 	}
