@@ -97,6 +97,7 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 	inputs := make([]input, len(policies))
 	groups := groupCache{}
 	memo := verdicts{}
+	var keyBuf []byte
 	for {
 		i := int(next.Add(1)) - 1
 		if i >= len(entries) {
@@ -118,20 +119,21 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 		// template share most of what a policy looks at.
 		pending = pending[:0]
 		for _, p := range selected {
+			keyBuf = strconv.AppendInt(keyBuf[:0], int64(p.index), 10)
+			keyBuf = appendKey(append(keyBuf, ':'), e.Doc.Root, p.fields)
+			if verdict, ok := memo[string(keyBuf)]; ok {
+				if verdict != nil {
+					out = append(out, violations(p.Policy, e.Doc, verdict)...)
+				}
+				continue
+			}
 			x, err := pruned(e.Doc.Root, p.fields)
 			if err != nil {
 				out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
 				pending = pending[:0]
 				break
 			}
-			key := memo.key(p.index, x)
-			if verdict, ok := memo.get(key); ok {
-				if verdict != nil {
-					out = append(out, violations(p.Policy, e.Doc, verdict)...)
-				}
-				continue
-			}
-			inputs[p.index] = input{x: x, key: key}
+			inputs[p.index] = input{x: x, key: string(keyBuf)}
 			pending = append(pending, p)
 		}
 		if len(pending) == 0 {
@@ -180,26 +182,7 @@ type verdicts map[string]error
 // maxVerdicts bounds the memory verdicts take; past it they start over.
 const maxVerdicts = 1 << 17
 
-func (v verdicts) key(policy int, x any) string {
-	b, err := json.Marshal(x)
-	if err != nil {
-		return ""
-	}
-	return strconv.Itoa(policy) + "\x00" + string(b)
-}
-
-func (v verdicts) get(key string) (error, bool) {
-	if key == "" {
-		return nil, false
-	}
-	verdict, ok := v[key]
-	return verdict, ok
-}
-
 func (v verdicts) put(key string, verdict error) {
-	if key == "" {
-		return
-	}
 	if len(v) >= maxVerdicts {
 		clear(v)
 	}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"strconv"
+
 	"cuelang.org/go/cue"
 	"go.yaml.in/yaml/v3"
 
@@ -70,4 +72,48 @@ func pruned(n *yaml.Node, tree fieldTree) (any, error) {
 		out[n.Content[i].Value] = v
 	}
 	return out, nil
+}
+
+// appendKey writes what pruned would convert, as text that is equal for
+// equal values: each scalar with its tag, so that "3" and 3 differ. It
+// lets a verdict be found again without converting the object.
+func appendKey(b []byte, n *yaml.Node, tree fieldTree) []byte {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil {
+		return append(b, '~')
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		b = append(b, '{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			sub := tree
+			if tree != nil {
+				var ok bool
+				if sub, ok = tree[n.Content[i].Value]; !ok {
+					continue
+				}
+			}
+			b = strconv.AppendQuote(b, n.Content[i].Value)
+			b = append(b, ':')
+			b = appendKey(b, n.Content[i+1], sub)
+			b = append(b, ',')
+		}
+		return append(b, '}')
+	case yaml.SequenceNode:
+		b = append(b, '[')
+		for _, c := range n.Content {
+			b = appendKey(b, c, nil)
+			b = append(b, ',')
+		}
+		return append(b, ']')
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			return appendKey(b, n.Content[0], tree)
+		}
+		return append(b, '~')
+	}
+	b = append(b, n.ShortTag()...)
+	return strconv.AppendQuote(b, n.Value)
 }
