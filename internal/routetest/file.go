@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -109,7 +110,7 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 		}
 		if cs.Replies != nil {
 			c.Replies = map[string]*event.Event{}
-			for _, name := range slices.Sorted(mapsKeys(cs.Replies)) {
+			for _, name := range slices.Sorted(maps.Keys(cs.Replies)) {
 				p := load.JoinKey(load.JoinKey(at, "replies"), name)
 				m, ok := cs.Replies[name].(map[string]any)
 				if !ok {
@@ -129,16 +130,6 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 		return nil, diags
 	}
 	return f, nil
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func parseTarget(doc *load.Document, at string, cs caseShape, diags *diag.List) Target {
@@ -171,7 +162,7 @@ func parseEvent(doc *load.Document, path string, m map[string]any, index int, di
 		diags.Add(doc.PosOf(path), path, "a case needs an event: a map of CloudEvent attributes such as type and source")
 		return nil
 	}
-	m = maps(m)
+	m = maps.Clone(m)
 	if _, ok := m["specversion"]; !ok {
 		m["specversion"] = event.CloudEventsVersionV1
 	}
@@ -193,15 +184,6 @@ func parseEvent(doc *load.Document, path string, m map[string]any, index int, di
 		return nil
 	}
 	return &e
-}
-
-// maps copies m, so that defaults do not show in the caller's map.
-func maps(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+2)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // parseNames reads a list of names, or the word none.
