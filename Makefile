@@ -103,11 +103,12 @@ golden-check: golden
 
 # bench runs the Go benchmarks, the runtime benchmarks (bench-runtime),
 # then the command-level comparisons that need whole processes (knc
-# validate next to cue vet).
+# validate next to cue vet, and with policies next to without).
 bench:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkRuntime$$' -benchmem ./...
 	$(MAKE) bench-runtime
 	bash hack/bench-validate.sh
+	bash hack/bench-policies.sh
 
 # bench-runtime starts, on loopback in one process, the runtime, a load
 # generator, subscribers and the ceilings each scenario is compared with
