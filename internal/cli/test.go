@@ -69,7 +69,8 @@ github, failures are GitHub Actions annotations.
 
 --update writes what each case reaches into its expect (and into its
 destinations, when it has them or declares replies), keeping the rest of
-the file, comments included: review the change as a golden file's.
+the file, comments included (byte for byte when each value to change is on
+the line of its key): review the change as a golden file's.
 
 The exit code is 0 when every case passes (or there are no test files), 1
 when a case fails or the manifests or test files are invalid, and 2 on a

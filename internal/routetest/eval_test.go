@@ -128,3 +128,25 @@ cases:
 		t.Errorf("a second update changed the file (-first +second):\n%s", diff)
 	}
 }
+
+// TestUpdateSplices checks that values on the line of their key are
+// replaced in the text, leaving every other byte as it was.
+func TestUpdateSplices(t *testing.T) {
+	src := "cases:\n- name: c    # odd   spacing\n  broker: shop/default\n  event: {type: note, source: /x}\n  expect:   none   # was\n  replies: {mail: {type: receipt, source: /mail}}\n  destinations: [\"x y\", z]\n"
+	f, diags := Parse("t.knctest.yaml", []byte(src), false)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	o, err := NewEvaluator(table()).Evaluate(f.Cases[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Update(map[*Case]*Outcome{f.Cases[0]: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "cases:\n- name: c    # odd   spacing\n  broker: shop/default\n  event: {type: note, source: /x}\n  expect:   [notify]   # was\n  replies: {mail: {type: receipt, source: /mail}}\n  destinations: [Service/shop/elsewhere, http://archive/, http://mail/, http://sms/]\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("updated file (-want +got):\n%s", diff)
+	}
+}

@@ -23,6 +23,7 @@ type File struct {
 	Path  string
 	Cases []*Case
 	root  *yaml.Node
+	src   []byte
 }
 
 // Case is one event sent to one Broker or Channel, and what it must reach.
@@ -91,7 +92,7 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 	if len(diags) > 0 {
 		return nil, diags
 	}
-	f := &File{Path: path, root: &root}
+	f := &File{Path: path, root: &root, src: src}
 	seen := map[string]diag.Pos{}
 	for i, cs := range shape.Cases {
 		at := load.JoinIndex("cases", i)
