@@ -26,6 +26,9 @@ func Schemas() (map[string]*apiextensionsv1.JSONSchemaProps, error) {
 		if err := addImmutability(kind, s); err != nil {
 			return nil, err
 		}
+		if err := addStatusDefault(kind, s); err != nil {
+			return nil, err
+		}
 		props, err := toProps(s)
 		if err != nil {
 			return nil, fmt.Errorf("schema of %s: %w", kind, err)
@@ -108,6 +111,23 @@ func addImmutability(kind string, s schemaNode) error {
 		}
 		addRule(channel, rule{Rule: "self == oldSelf", Message: "spec.channel is immutable: delete and re-create the Subscription to move it to another Channel"})
 	}
+	return nil
+}
+
+// addStatusDefault makes the API server show an object that knc's runtime
+// has not yet reported on with status.observedGeneration 0. Without it the
+// object has no status at all, which kstatus (Flux's health checks, kubectl
+// wait --for=jsonpath aside) takes for Current, so a Kustomization with
+// wait: true or healthChecks turned Ready before the runtime said anything.
+// Generation 0 is never an object's, so kstatus and the Argo CD health
+// check see it as not yet observed. The default applies whenever the API
+// server reads the object, and the runtime's first status write replaces it.
+func addStatusDefault(kind string, s schemaNode) error {
+	status, err := property(s, "status")
+	if err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	status["default"] = schemaNode{"observedGeneration": json.Number("0")}
 	return nil
 }
 

@@ -241,6 +241,28 @@ func TestBrokerConfigDefault(t *testing.T) {
 	}
 }
 
+// TestStatusDefault checks that an object the runtime has not reported on
+// reads back with status.observedGeneration 0, which kstatus and the Argo
+// CD health check take for not yet observed, and that a status the runtime
+// wrote is left alone.
+func TestStatusDefault(t *testing.T) {
+	for _, k := range knative.Kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			v := newCRDValidator(t, k.Name)
+			bare := parse(t, "apiVersion: "+k.Group+"/v1\nkind: "+k.Name+"\nmetadata: {name: x}\n")
+			structuraldefaulting.Default(bare, v.structural)
+			if diff := cmp.Diff(map[string]any{"observedGeneration": int64(0)}, bare["status"]); diff != "" {
+				t.Errorf("status of a new %s (-want +got):\n%s", k.Name, diff)
+			}
+			reported := parse(t, "apiVersion: "+k.Group+"/v1\nkind: "+k.Name+"\nmetadata: {name: x}\nstatus: {observedGeneration: 3}\n")
+			structuraldefaulting.Default(reported, v.structural)
+			if diff := cmp.Diff(map[string]any{"observedGeneration": float64(3)}, reported["status"]); diff != "" {
+				t.Errorf("status the runtime wrote (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestImmutableFields checks the transition rules on updates.
 func TestImmutableFields(t *testing.T) {
 	broker := func(config string) string {
