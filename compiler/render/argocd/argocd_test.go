@@ -58,6 +58,47 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestArgoCDContract checks the Lua set-up against the contract Argo CD
+// documents for health scripts (docs/operator-manual/health.md in
+// argoproj/argo-cd) and implements in util/lua/lua.go: the object is the
+// global obj, the base and table libraries are there and string is not,
+// the returned table's status must be a health code, a script that loops
+// is stopped.
+func TestArgoCDContract(t *testing.T) {
+	obj := object(t, `{"kind":"Widget","metadata":{"name":"w"},"status":{"phase":"Up","items":[1,2]}}`)
+	tests := []struct {
+		name, script string
+		want         Health
+		wantErr      string
+	}{
+		{"obj is the object", `return {status = "Healthy", message = obj.metadata.name .. " " .. obj.status.phase}`, Health{"Healthy", "w Up"}, ""},
+		{"numbers are Lua numbers", `return {status = "Progressing", message = tostring(obj.status.items[2] + 1)}`, Health{"Progressing", "3"}, ""},
+		{"table library", `local t = {} table.insert(t, "a") return {status = "Degraded", message = t[1]}`, Health{"Degraded", "a"}, ""},
+		{"a global hs, as the documented examples write it", `hs = {} hs.status = "Suspended" hs.message = "paused" return hs`, Health{"Suspended", "paused"}, ""},
+		{"invalid status", `return {status = "Fine"}`, invalidHealth, ""},
+		{"no string library", `return {status = string.upper("healthy")}`, Health{}, "string"},
+		{"not a table", `return "Healthy"`, Health{}, "not a table"},
+		{"stopped after a second", `while true do end`, Health{}, "context deadline exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := evaluate(tt.script, obj)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestConfigMapPatch(t *testing.T) {
 	b, err := ConfigMapPatch("argocd")
 	if err != nil {
