@@ -114,6 +114,12 @@ func (b *syncBuffer) String() string {
 
 var readyLine = regexp.MustCompile(`knc: serving namespaces .* on (http://\S+)`)
 
+// reloads counts the routing tables the runtime reloaded from its file
+// after the first, from the line it logs for each.
+func (p *runtimeProcess) reloads() int {
+	return strings.Count(p.logs.String(), `msg="reloaded the routing table" path=`)
+}
+
 // startRuntime runs knc runtime for namespace ns as cfg (a ServiceAccount's
 // token), reading its routing table from table.
 func startRuntime(t testing.TB, cfg *rest.Config, ns string, table *mountedTable) *runtimeProcess {

@@ -244,13 +244,25 @@ func TestFluxLoop(t *testing.T) {
 	eventing.timeout, health.timeout = 5*time.Second, 5*time.Second
 	eventing.reconcile(ctx, src.dir, rev)
 	wantReady(t, "1 applied, no runtime yet", eventing, metav1.ConditionFalse, "HealthCheckFailed")
-	for _, want := range []string{"Deployment/" + ns + "/knc-runtime status: 'InProgress'", "Trigger/" + ns + "/orders status: 'InProgress'"} {
+	// Until the runtime reports, knc's objects read back with
+	// status.observedGeneration 0 (the CRDs' default), which kstatus takes
+	// for not yet observed.
+	notCurrent := []string{"Deployment/" + ns + "/knc-runtime status: 'InProgress'"}
+	for _, id := range health.healthChecks {
+		notCurrent = append(notCurrent, id.GroupKind.Kind+"/"+ns+"/"+id.Name+" status: 'InProgress'")
+	}
+	for _, want := range notCurrent {
 		if !strings.Contains(eventing.ready.Message, want) {
-			t.Errorf("Ready message %q does not name %s", eventing.ready.Message, want)
+			t.Errorf("eventing Ready message %q does not name %s", eventing.ready.Message, want)
 		}
 	}
 	health.reconcile(ctx, src.dir, rev)
 	wantReady(t, "1 applied, no runtime yet", health, metav1.ConditionFalse, "HealthCheckFailed")
+	for _, want := range notCurrent[1:] {
+		if !strings.Contains(health.ready.Message, want) {
+			t.Errorf("eventing-health Ready message %q does not name %s", health.ready.Message, want)
+		}
+	}
 	argoHealth(t, mustGet(triggers, "orders"), "Progressing")
 
 	// The runtime starts as the ServiceAccount the output declares.
@@ -265,6 +277,7 @@ func TestFluxLoop(t *testing.T) {
 		return nil
 	})
 	rt := startRuntime(t, saConfig, ns, node.table)
+	node.reloads = rt.reloads
 	node.up.Store(true)
 	eventing.timeout, health.timeout = 2*time.Minute, 2*time.Minute
 	eventing.reconcile(ctx, src.dir, rev)

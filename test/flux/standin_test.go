@@ -30,6 +30,12 @@ type nodeStandIn struct {
 	table   *mountedTable
 	mounted string
 	up      atomic.Bool
+	// mounts counts the tables mounted; reloads, set before up, counts
+	// those the runtime reloaded after its first. A new pod is ready once
+	// it serves the table it mounted, so the Deployment is reported rolled
+	// out only when the runtime has loaded the newest one.
+	mounts  atomic.Int64
+	reloads func() int
 	// lastErr is the last error of a step, for the log of a failed test;
 	// most are transient (a ConfigMap not applied yet).
 	lastErr atomic.Value
@@ -73,12 +79,13 @@ func (s *nodeStandIn) step(ctx context.Context) error {
 			return err
 		}
 		s.mounted = name
+		s.mounts.Add(1)
 	}
 	if err := s.bindClaim(ctx); err != nil {
 		return err
 	}
 	og, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
-	if !s.up.Load() || og == d.GetGeneration() {
+	if !s.up.Load() || og == d.GetGeneration() || int64(s.reloads()) < s.mounts.Load()-1 {
 		return nil
 	}
 	// What the deployment controller reports once the one replica of the
