@@ -7,7 +7,9 @@
 // with (staged server-side apply, CRDs and Namespaces first; deletion of
 // what the previous revision applied and this one does not; kstatus
 // polling until every object is Current); and the Kustomization's Ready
-// condition set from the result as kustomize-controller sets it.
+// condition set from the result as kustomize-controller sets it. It applies
+// with admin rights, as kustomize-controller does under the cluster-admin
+// binding a Flux install gives it.
 //
 // Flux's controllers themselves are not run: source-controller and
 // kustomize-controller v1.10 import modules (github.com/fluxcd/pkg/spiffe,

@@ -47,6 +47,11 @@ type kustomization struct {
 
 func newKustomization(t testing.TB, cfg *rest.Config, name, path string) *kustomization {
 	t.Helper()
+	// kustomize-controller's client limits (--kube-api-qps, --kube-api-burst
+	// defaults of fluxcd/pkg/runtime/client); client-go's own 5 per second
+	// would starve the status poller.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 300
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +99,7 @@ func (k *kustomization) reconcile(ctx context.Context, checkout, revision string
 	if k.wait {
 		toCheck = applied
 	}
-	if err := k.manager.WaitForSetWithContext(ctx, toCheck, ssa.WaitOptions{Interval: 500 * time.Millisecond, Timeout: k.timeout}); err != nil {
+	if err := k.manager.WaitForSetWithContext(ctx, toCheck, ssa.WaitOptions{Interval: time.Second, Timeout: k.timeout}); err != nil {
 		return set(metav1.ConditionFalse, meta.HealthCheckFailedReason, err.Error())
 	}
 	return set(metav1.ConditionTrue, meta.ReconciliationSucceededReason, "Applied revision: "+revision)

@@ -241,7 +241,11 @@ func TestFluxLoop(t *testing.T) {
 
 	// Step 1 and 2: applied before the runtime runs, nothing is Ready.
 	rev := src.fetch(t)
-	eventing.timeout, health.timeout = 5*time.Second, 5*time.Second
+	// The timeouts of the waits expected to fail fall between two polls
+	// (one a second): a poll sent as the deadline passes fails in the
+	// client's rate limiter, and fluxcd/pkg/ssa then reports that error
+	// instead of the objects not yet Current.
+	eventing.timeout, health.timeout = 5500*time.Millisecond, 5500*time.Millisecond
 	eventing.reconcile(ctx, src.dir, rev)
 	wantReady(t, "1 applied, no runtime yet", eventing, metav1.ConditionFalse, "HealthCheckFailed")
 	// Until the runtime reports, knc's objects read back with
@@ -313,6 +317,9 @@ func TestFluxLoop(t *testing.T) {
 			load     sync.WaitGroup
 		)
 		load.Go(func() {
+			// A steady trickle, not a load test.
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
 			for i := 0; loadCtx.Err() == nil; i++ {
 				id, typ := fmt.Sprintf("load-%d", i), "order"
 				if i%2 == 1 {
@@ -325,7 +332,10 @@ func TestFluxLoop(t *testing.T) {
 					accepted = append(accepted, id)
 				}
 				mu.Unlock()
-				time.Sleep(20 * time.Millisecond) // a steady trickle, not a load test
+				select {
+				case <-loadCtx.Done():
+				case <-tick.C:
+				}
 			}
 		})
 		p.ordersType = "refund"
@@ -403,7 +413,7 @@ func TestFluxLoop(t *testing.T) {
 			}
 		})
 		rev = src.fetch(t)
-		eventing.timeout = 10 * time.Second
+		eventing.timeout = 10500 * time.Millisecond
 		eventing.reconcile(ctx, src.dir, rev)
 		eventing.timeout = 2 * time.Minute
 		wantReady(t, "6 missing Broker", eventing, metav1.ConditionFalse, "HealthCheckFailed")
