@@ -64,7 +64,7 @@ lint:
 # release-check checks the release configuration with goreleaser's own
 # check, pinned as the release workflow runs it. It is not part of lint:
 # building goreleaser takes minutes.
-GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.18.2
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 release-check:
 	$(GO) run $(GORELEASER) check
 
