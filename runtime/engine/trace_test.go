@@ -162,7 +162,7 @@ func TestTracingParentChain(t *testing.T) {
 		{attempt, "cloudevents.event_type", "t"},
 		{attempt, "messaging.operation.type", "send"},
 	} {
-		if got := attrOf(c.span, c.key).Emit(); got != c.want {
+		if got := attrOf(c.span, c.key).String(); got != c.want {
 			t.Errorf("span %q: %s = %q, want %q", c.span.Name, c.key, got, c.want)
 		}
 	}
@@ -340,7 +340,7 @@ func TestTracingReply(t *testing.T) {
 	checkChild(t, reply, attempts[0])
 	checkChild(t, routes[1], reply)
 	checkChild(t, attempts[1], routes[1])
-	if got := attrOf(reply, "cloudevents.event_id").Emit(); got != "r1" {
+	if got := attrOf(reply, "cloudevents.event_id").String(); got != "r1" {
 		t.Errorf("reply span: cloudevents.event_id = %q, want r1", got)
 	}
 }
@@ -388,7 +388,7 @@ func TestTracingSubscriptionReply(t *testing.T) {
 		{reply, "cloudevents.event_id", "r1"},
 		{reply, "url.full", dest.srv.URL},
 	} {
-		if got := attrOf(c.span, c.key).Emit(); got != c.want {
+		if got := attrOf(c.span, c.key).String(); got != c.want {
 			t.Errorf("span %q: %s = %q, want %q", c.span.Name, c.key, got, c.want)
 		}
 	}
