@@ -115,6 +115,18 @@ func (e *Engine) externalOptions() []nats.Option {
 	return opts
 }
 
+// notReady returns why the engine does not take events, nil when it does
+// (GET /readyz).
+func (e *Engine) notReady() error {
+	if !e.ready.Load() {
+		return errors.New("the routes are not set up: the runtime is starting or shutting down")
+	}
+	if !e.natsConnected() {
+		return errors.New("not connected to NATS")
+	}
+	return nil
+}
+
 // natsConnected reports whether the NATS connection can carry requests.
 func (e *Engine) natsConnected() bool {
 	return e.nc != nil && e.nc.IsConnected()

@@ -25,7 +25,7 @@ func (r *ingressRuntime) Endpoint(path string) *ingress.Endpoint {
 
 func (r *ingressRuntime) Accepting() bool { return r.accepting.Load() }
 
-func (r *ingressRuntime) Ready() bool { return r.ready.Load() && (*Engine)(r).natsConnected() }
+func (r *ingressRuntime) Ready() error { return (*Engine)(r).notReady() }
 
 func (r *ingressRuntime) Statuses() []status.Object { return (*Engine)(r).Statuses() }
 

@@ -262,6 +262,7 @@ func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable) *ru
 		"--table", table.path(),
 		"--table-poll-interval", "100ms",
 		"--http-addr", "127.0.0.1:0",
+		"--admin-addr", "127.0.0.1:0",
 		"--data-dir", filepath.Join(dir, "data"),
 		"--shutdown-timeout", "3s",
 		"--log-level", "debug",
