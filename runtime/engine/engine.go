@@ -390,6 +390,7 @@ func (e *Engine) refreshStatus() {
 	for id := range e.pipelines {
 		programmed[id] = true
 	}
+	fault := e.storeFault()
 	e.statusMu.Lock()
 	defer e.statusMu.Unlock()
 	e.statuses = status.Compute(status.Input{
@@ -403,6 +404,9 @@ func (e *Engine) refreshStatus() {
 			}
 			if e.stopped {
 				return status.Ingress{Reason: "ShuttingDown", Message: "the runtime is shutting down"}
+			}
+			if fault != nil {
+				return status.Ingress{Reason: "StorageFull", Message: fault.Error()}
 			}
 			if programmed[namesFor(k, o).id] {
 				return status.Ingress{Ready: true}

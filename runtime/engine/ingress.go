@@ -38,3 +38,5 @@ func (s *ingressStore) Publish(m *nats.Msg, deadline time.Time, done func(err er
 }
 
 func (s *ingressStore) MaxPayload() int64 { return s.acks.MaxPayload() }
+
+func (s *ingressStore) Fault() error { return (*Engine)(s).storeFault() }

@@ -359,6 +359,11 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
 		return
 	}
+	if err := s.store.Fault(); err != nil {
+		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
+		s.reject(w, http.StatusServiceUnavailable, "the event cannot be stored now: "+err.Error())
+		return
+	}
 	if !s.admit(w) {
 		return
 	}
