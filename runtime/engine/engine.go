@@ -228,6 +228,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		e.pipelines[src.names.id] = pl
 	}
 	e.plan.Store(p)
+	e.countLostMessages(ctx, p)
 	for _, pl := range e.pipelines {
 		for _, s := range pl.stages() {
 			s.start(e.work)

@@ -124,6 +124,8 @@ type Server struct {
 	fault      *faultState
 	quit       chan struct{}
 	stopOnce   sync.Once
+	// damaged names the streams with a block JetStream cut as it started.
+	damaged map[string]bool
 }
 
 // Start starts the server and waits until it accepts connections and
@@ -188,6 +190,7 @@ func Start(opts Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	sizes := blockSizes(opts.StoreDir)
 	ns.Start()
 	if !ns.ReadyForConnections(timeout) {
 		ns.Shutdown()
@@ -200,7 +203,8 @@ func Start(opts Options) (*Server, error) {
 		return nil, errors.New("starting NATS server: JetStream did not start (is the store directory writable?)")
 	}
 	started = true
-	srv := &Server{ns: ns, lock: lock, log: log, storeDir: opts.StoreDir, fault: fault, quit: make(chan struct{})}
+	srv := &Server{ns: ns, lock: lock, log: log, storeDir: opts.StoreDir, fault: fault, quit: make(chan struct{}),
+		damaged: damagedStreams(sizes, blockSizes(opts.StoreDir))}
 	if cfg := ns.JetStreamConfig(); cfg != nil {
 		srv.jsConfig = *cfg
 	}
