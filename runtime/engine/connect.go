@@ -153,9 +153,13 @@ func (e *Engine) storeFaultChanged(err error) {
 	go func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if e.started && !e.stopped {
-			e.refreshStatus()
+		if !e.started || e.stopped {
+			return
 		}
+		if err != nil && e.acks != nil {
+			e.acks.failPending(fmt.Errorf("the store refuses writes: %w", err))
+		}
+		e.refreshStatus()
 	}()
 }
 
