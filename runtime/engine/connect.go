@@ -160,6 +160,9 @@ func (e *Engine) storeFaultChanged(err error) {
 			e.acks.failPending(fmt.Errorf("the store refuses writes: %w", err))
 		}
 		e.refreshStatus()
+		if e.opts.StatusChanged != nil {
+			e.opts.StatusChanged()
+		}
 	}()
 }
 

@@ -145,6 +145,11 @@ type Options struct {
 	// delivery attempts and replies; nil, the default, makes none. The
 	// caller shuts it down after the Engine.
 	Tracer *tracing.Tracer
+	// StatusChanged, when set, is called after the statuses (Statuses)
+	// change by themselves, not through Start, Reload or Shutdown: when the
+	// store starts refusing writes, and when it takes them again. It must
+	// not block.
+	StatusChanged func()
 	// Logger receives the runtime's logs; nil discards them.
 	Logger *slog.Logger
 	// Registry receives the metrics; nil creates one. The global registry
