@@ -47,6 +47,17 @@ const (
 	TablePath = "/etc/knc/routing/table.json"
 	DataDir   = "/var/lib/knc"
 	HTTPPort  = 8080
+	// AdminPort serves /status, /metrics and the probes; the ingress
+	// Service does not expose it.
+	AdminPort = 9090
+)
+
+// MetricsService is the ClusterIP Service in front of the runtime's admin
+// port, for Prometheus to scrape; metricsLabel marks it, for the
+// ServiceMonitor to select it alone.
+const (
+	MetricsService = "knc-runtime-metrics"
+	metricsLabel   = "knc.dev/metrics"
 )
 
 // Defaults of the runtime settings in knc.yaml.
@@ -129,6 +140,8 @@ type runtimeSettings struct {
 	// tracingData and tracingArgs are runtime.tracing (tracingConfig).
 	tracingData map[string]string
 	tracingArgs []string
+	// serviceMonitor is runtime.metrics.serviceMonitor when enabled.
+	serviceMonitor *project.ServiceMonitor
 }
 
 func settings(cfg *project.Config) (runtimeSettings, diag.List) {
@@ -168,6 +181,9 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 			}
 		}
 		s.tracingData, s.tracingArgs = tracingConfig(r.Tracing)
+		if r.Metrics != nil && r.Metrics.ServiceMonitor != nil && r.Metrics.ServiceMonitor.Enabled {
+			s.serviceMonitor = r.Metrics.ServiceMonitor
+		}
 		if r.NATS != nil {
 			s.natsURL, s.natsSecret = r.NATS.URL, r.NATS.CredentialsSecret
 			if s.natsURL == "" && s.natsSecret != "" {
@@ -267,12 +283,18 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 			ObjectMeta: meta(routes.IngressService, ns),
 			Spec: corev1.ServiceSpec{
 				Selector: selectorLabels,
+				// Only the ingress: /status and /metrics are on the
+				// admin port, which MetricsService exposes.
 				Ports: []corev1.ServicePort{{
 					Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
 				}},
 			},
 		},
+		metricsService(ns),
 	)
+	if set.serviceMonitor != nil {
+		objs = append(objs, serviceMonitor(ns, set.serviceMonitor))
+	}
 	objs = append(objs, rbac(ns, req.Table)...)
 
 	// The routing table is built as a map directly: encoding a table of
@@ -300,7 +322,7 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 	grace := int64(30)
 	probe := func(path string, period, failures int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}},
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("metrics")}},
 			PeriodSeconds:    period,
 			FailureThreshold: failures,
 		}
@@ -333,6 +355,7 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 							"--table", TablePath,
 							"--data-dir", DataDir,
 							"--http-addr", ":" + strconv.Itoa(HTTPPort),
+							"--admin-addr", ":" + strconv.Itoa(AdminPort),
 							"--max-body-bytes", "$(KNC_MAX_BODY_BYTES)",
 							"--max-store-bytes", "$(KNC_MAX_STORE_BYTES)",
 							"--log-format", "json",
@@ -345,7 +368,10 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 							Name:  "GOMEMLIMIT",
 							Value: strconv.FormatInt(int64(float64(set.memoryLimit.Value())*memLimitShare), 10),
 						}},
-						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP}},
+						Ports: []corev1.ContainerPort{
+							{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
+							{Name: "metrics", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
+						},
 						// JetStream recovers its streams before /healthz
 						// answers; give it a minute.
 						StartupProbe:   probe("/healthz", 2, 30),
@@ -377,6 +403,48 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 					},
 				},
 			},
+		},
+	}
+}
+
+// metricsService exposes the runtime's admin port, /metrics and /status,
+// inside the cluster only, apart from the ingress Service.
+func metricsService(ns string) *corev1.Service {
+	m := meta(MetricsService, ns)
+	m.Labels = merge(runtimeLabels, map[string]string{metricsLabel: "true"})
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: m,
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selectorLabels,
+			Ports: []corev1.ServicePort{{
+				Name: "metrics", Port: AdminPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP,
+			}},
+		},
+	}
+}
+
+// serviceMonitor asks a Prometheus Operator to scrape MetricsService of
+// namespace ns. It is written as a map: knc does not depend on the
+// operator's Go types for one object.
+func serviceMonitor(ns string, sm *project.ServiceMonitor) Object {
+	endpoint := map[string]any{"port": "metrics", "path": "/metrics", "scheme": "http"}
+	if sm.Interval != "" {
+		endpoint["interval"] = sm.Interval
+	}
+	return Object{
+		"apiVersion": "monitoring.coreos.com/v1",
+		"kind":       "ServiceMonitor",
+		"metadata": map[string]any{
+			"name":      RuntimeName,
+			"namespace": ns,
+			"labels":    stringMap(merge(sm.Labels, runtimeLabels)),
+		},
+		"spec": map[string]any{
+			"selector":          map[string]any{"matchLabels": stringMap(merge(selectorLabels, map[string]string{metricsLabel: "true"}))},
+			"namespaceSelector": map[string]any{"matchNames": []any{ns}},
+			"endpoints":         []any{endpoint},
 		},
 	}
 }
@@ -497,7 +565,8 @@ func managedLabels() map[string]string {
 }
 
 func merge(a, b map[string]string) map[string]string {
-	out := maps.Clone(a)
+	out := make(map[string]string, len(a)+len(b))
+	maps.Copy(out, a)
 	maps.Copy(out, b)
 	return out
 }

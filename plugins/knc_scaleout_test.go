@@ -85,7 +85,7 @@ func TestClusteredRuntimeIsAStatefulSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ClusterRole", "ClusterRole", "ConfigMap", "ConfigMap", "PodDisruptionBudget", "Role", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount", "StatefulSet"}
+	want := []string{"ClusterRole", "ClusterRole", "ConfigMap", "ConfigMap", "PodDisruptionBudget", "Role", "RoleBinding", "RoleBinding", "Service", "Service", "Service", "ServiceAccount", "StatefulSet"}
 	if diff := cmp.Diff(want, kinds(objs)); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
@@ -72,6 +76,7 @@ type Runtime struct {
 	NATS          *NATSRuntime `json:"nats,omitempty"`
 	Memory        *Memory      `json:"memory,omitempty"`
 	Tracing       *Tracing     `json:"tracing,omitempty"`
+	Metrics       *Metrics     `json:"metrics,omitempty"`
 }
 
 // Tracing makes the runtime export OpenTelemetry spans over OTLP.
@@ -89,6 +94,25 @@ type Tracing struct {
 	// ConfigMap, so a key belongs in OTEL_EXPORTER_OTLP_HEADERS from a
 	// Secret instead.
 	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Metrics says how the runtime's metrics are scraped: always from the
+// knc-runtime-metrics Service, and by a Prometheus Operator
+// ServiceMonitor when ServiceMonitor.Enabled.
+type Metrics struct {
+	ServiceMonitor *ServiceMonitor `json:"serviceMonitor,omitempty"`
+}
+
+// ServiceMonitor is the monitoring.coreos.com/v1 ServiceMonitor knc build
+// writes for the runtime when Enabled.
+type ServiceMonitor struct {
+	Enabled bool `json:"enabled,omitempty"`
+	// Interval is the scrape interval, such as 30s; empty leaves it to
+	// Prometheus.
+	Interval string `json:"interval,omitempty"`
+	// Labels are added to the ServiceMonitor, for the serviceMonitorSelector
+	// of the Prometheus that should pick it up.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Memory sizes the runtime container's memory request and limit.
@@ -196,6 +220,9 @@ var (
 	// otlpEndpointRE is an http(s) URL with a host, or HOST:PORT.
 	otlpEndpointRE = regexp.MustCompile(`^(https?://[^/?#\s]+(/[^\s]*)?|[^:/?#\s]+:[0-9]+)$`)
 	headerNameRE   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	// intervalRE is a Prometheus duration as the ServiceMonitor CRD
+	// accepts it, without the units longer than an hour.
+	intervalRE = regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$`)
 )
 
 // validate mirrors #Config in schema/config.cue.
@@ -262,6 +289,9 @@ func (c *Config) validate(errs *model.FieldErrors) {
 		if r.Storage != nil && r.Storage.Size != "" && !sizeRE.MatchString(r.Storage.Size) {
 			errs.Add("runtime.storage.size", "%q is not a size such as 10Gi", r.Storage.Size)
 		}
+		if r.Metrics != nil && r.Metrics.ServiceMonitor != nil {
+			validateServiceMonitor(r.Metrics.ServiceMonitor, errs)
+		}
 		if r.NATS != nil {
 			if r.NATS.URL != "" && !natsURLRE.MatchString(r.NATS.URL) {
 				errs.Add("runtime.nats.url", "%q must start with nats:// or tls://", r.NATS.URL)
@@ -311,4 +341,19 @@ func (c *Config) EnabledFeatures() model.Features {
 		}
 	}
 	return f
+}
+
+func validateServiceMonitor(sm *ServiceMonitor, errs *model.FieldErrors) {
+	const path = "runtime.metrics.serviceMonitor"
+	if sm.Interval != "" && (sm.Interval == "0s" || !intervalRE.MatchString(sm.Interval)) {
+		errs.Add(path+".interval", "%q is not a scrape interval such as 30s or 1m", sm.Interval)
+	}
+	for _, k := range slices.Sorted(maps.Keys(sm.Labels)) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs.Add(path+".labels["+k+"]", "%q is not a valid label key: %s", k, msg)
+		}
+		for _, msg := range validation.IsValidLabelValue(sm.Labels[k]) {
+			errs.Add(path+".labels["+k+"]", "%q is not a valid label value: %s", sm.Labels[k], msg)
+		}
+	}
 }

@@ -271,9 +271,12 @@ func TestRuntimePerNamespace(t *testing.T) {
 		if !bytes.Contains(b, []byte("name: "+name(cm))) {
 			t.Errorf("%s: the Deployment does not mount %s:\n%s", ns, name(cm), b)
 		}
-		services := byKind(objs, "Service")
-		if len(services) != 1 || name(services[0]) != "knc-ingress" {
-			t.Errorf("%s: services %v", ns, services)
+		var services []string
+		for _, svc := range byKind(objs, "Service") {
+			services = append(services, name(svc))
+		}
+		if diff := cmp.Diff([]string{"knc-ingress", "knc-runtime-metrics"}, services); diff != "" {
+			t.Errorf("%s: services (-want +got):\n%s", ns, diff)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 type runFlags struct {
 	table           string
 	httpAddr        string
+	adminAddr       string
 	dataDir         string
 	maxBodyBytes    int64
 	ackWait         time.Duration
@@ -58,7 +59,11 @@ that a restart finds them. The listener also serves:
   /status    the Knative status of every object, as JSON
   /metrics   Prometheus metrics
   /healthz   liveness
-  /readyz    readiness: every route is set up
+  /readyz    readiness: every route is set up and the store takes events
+
+On a workstation one address is simplest, so /status and /metrics are
+served beside the ingresses. With --admin-addr they move to a listener of
+their own, as in a cluster, and the ingress listener answers 404 for them.
 
 With --tracing-endpoint, or runtime.tracing in knc.yaml, or
 $OTEL_EXPORTER_OTLP_ENDPOINT, it exports OpenTelemetry spans of each
@@ -91,6 +96,7 @@ usage or I/O error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.table, "table", "", "routing table `FILE` written by knc build, or a directory of the parts of a split one")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
+	fl.StringVar(&f.adminAddr, "admin-addr", "", "serve /status, /metrics and the probes on their own listener at `HOST:PORT` instead of --http-addr")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store; reuse it to keep undelivered events across restarts")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
 	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
@@ -135,6 +141,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	opts := engine.Options{
 		Table:           table,
 		HTTPAddr:        f.httpAddr,
+		AdminAddr:       f.adminAddr,
 		DataDir:         f.dataDir,
 		MaxBodyBytes:    f.maxBodyBytes,
 		AckWait:         f.ackWait,
@@ -175,6 +182,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	case <-eng.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving %s and %s on %s\n",
 			plural(len(table.Brokers), "broker"), plural(len(table.Channels), "channel"), eng.URL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", eng.AdminURL(), eng.AdminURL())
 		if url := eng.NATSURL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
 		}

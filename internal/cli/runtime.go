@@ -17,6 +17,7 @@ type runtimeFlags struct {
 	context         string
 	namespaces      []string
 	httpAddr        string
+	adminAddr       string
 	dataDir         string
 	maxBodyBytes    int64
 	ackWait         time.Duration
@@ -31,6 +32,11 @@ type runtimeFlags struct {
 	logLevel        string
 	serve           serveFlags
 }
+
+// DefaultRuntimeAdminAddr is where knc runtime serves /status, /metrics
+// and the probes unless --admin-addr says otherwise: loopback, as on a
+// workstation; the generated Deployment listens on every address.
+const DefaultRuntimeAdminAddr = "127.0.0.1:9090"
 
 // defaultTablePath is where the runtime's Deployment mounts the routing
 // table ConfigMap.
@@ -65,10 +71,16 @@ does: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, in the context
 $POD_NAMESPACE, then to the kubeconfig context's namespace. SIGINT or
 SIGTERM drains within --shutdown-timeout and exits 0.
 
+/status, /metrics and the probes are served on --admin-addr only: the
+ingress listener (--http-addr), which the Brokers' Service exposes, answers
+404 for /status and /metrics, so that clients that may send events cannot
+read the status of every object or the metrics. The probes are served on
+both.
+
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
 		Example: `  # As the generated Deployment runs it.
-  knc runtime --table /etc/knc/routing/table.json --http-addr :8080 --data-dir /var/lib/knc
+  knc runtime --table /etc/knc/routing/table.json --http-addr :8080 --admin-addr :9090 --data-dir /var/lib/knc
 
   # From a workstation, against the kind cluster kind-dev, for one namespace.
   knc runtime --context kind-dev --namespace shop --table deploy/routing-table.json --data-dir /tmp/knc`,
@@ -83,6 +95,7 @@ usage or I/O error.`,
 	fl.StringVar(&f.context, "context", "", "kubeconfig `CONTEXT` to use (default: the current context)")
 	fl.StringSliceVar(&f.namespaces, "namespace", nil, "`NAMESPACE` the runtime serves; repeat or separate with commas (default: $POD_NAMESPACE)")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
+	fl.StringVar(&f.adminAddr, "admin-addr", DefaultRuntimeAdminAddr, "listen address `HOST:PORT` of /status, /metrics and the probes (port 0 picks a free one)")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
 	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
@@ -127,8 +140,12 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	cfg := kc.rest
 	cfg.UserAgent = "knc-runtime"
 	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
+	if f.adminAddr == "" {
+		return usageError("--admin-addr must not be empty: knc runtime serves /status and /metrics on the admin listener only")
+	}
 	eopts := engine.Options{
 		HTTPAddr:        f.httpAddr,
+		AdminAddr:       f.adminAddr,
 		DataDir:         f.dataDir,
 		MaxBodyBytes:    f.maxBodyBytes,
 		AckWait:         f.ackWait,
@@ -165,6 +182,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	select {
 	case <-rt.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving namespaces %v on %s\n", namespaces, rt.URL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", rt.Engine().AdminURL(), rt.Engine().AdminURL())
 		go f.serve.watchTokens(ctx, rt.Engine(), log)
 	case err := <-runErr:
 		if err != nil && ctx.Err() == nil {

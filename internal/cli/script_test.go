@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,6 +36,7 @@ func TestScript(t *testing.T) {
 			"fixture":    cmdFixture,
 			"actionstep": cmdActionStep,
 			"waitfor":    cmdWaitFor,
+			"httpget":    cmdHTTPGet,
 			// script_otlp_test.go
 			"otlpreceiver": cmdOTLPReceiver,
 			"otlpspans":    cmdOTLPSpans,
@@ -103,4 +106,19 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// cmdHTTPGet sends GET URL and writes the status code, then the body, to
+// the script's stdout: httpget URL.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpget URL")
+	}
+	resp, err := http.Get(args[0])
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	_, err = fmt.Fprintf(ts.Stdout(), "%d\n%s", resp.StatusCode, body)
+	ts.Check(err)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -122,7 +123,8 @@ func TestRunServesTLSWithBearerTokens(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"run", "--table", tableFile, "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-			"--tls-cert", certFile, "--tls-key", keyFile, "--bearer-tokens", tokens, "--max-concurrent-requests", "64"}, nil, &bytes.Buffer{}, &stderr)
+			"--tls-cert", certFile, "--tls-key", keyFile, "--bearer-tokens", tokens, "--max-concurrent-requests", "64",
+			"--read-timeout", "500ms"}, nil, &bytes.Buffer{}, &stderr)
 	}()
 	defer func() {
 		cancel()
@@ -183,6 +185,38 @@ func TestRunServesTLSWithBearerTokens(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+
+	// A body trickled over TLS for longer than --read-timeout gets 408.
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	began := time.Now()
+	head := "POST " + routing.BrokerPath("shop", "public") + " HTTP/1.1\r\nHost: knc\r\nCe-Specversion: 1.0\r\nCe-Id: slow\r\n" +
+		"Ce-Source: /test\r\nCe-Type: t\r\nContent-Length: 1000\r\n\r\n"
+	if _, err := conn.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range 100 {
+			if _, err := conn.Write([]byte("x")); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	if err := conn.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a body sent too slowly over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if took := time.Since(began); resp.StatusCode != http.StatusRequestTimeout || took > 3*time.Second {
+		t.Errorf("a body sent too slowly over TLS got %d after %s, want 408 soon after --read-timeout 500ms", resp.StatusCode, took)
 	}
 }
 

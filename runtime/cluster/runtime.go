@@ -195,6 +195,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	opts := r.opts.Engine
 	opts.Table = table
 	opts.Logger = r.log
+	// A store that fills up or recovers changes IngressReady.
+	opts.StatusChanged = func() { signal(r.objectsChanged) }
 	opts.NewResolver = func(*routing.Table, string) (resolve.Resolver, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()

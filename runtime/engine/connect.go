@@ -63,6 +63,7 @@ func (e *Engine) connectNATS() error {
 			SyncAlways:    e.opts.SyncAlways,
 			Cluster:       e.opts.Cluster,
 			Logger:        e.log,
+			OnStoreFault:  e.storeFaultChanged,
 		})
 		if err != nil {
 			return err
@@ -113,6 +114,56 @@ func (e *Engine) externalOptions() []nats.Option {
 		opts = append(opts, nats.RootCAs(x.RootCAFile))
 	}
 	return opts
+}
+
+// notReady returns why the engine does not take events, nil when it does
+// (GET /readyz).
+func (e *Engine) notReady() error {
+	if !e.ready.Load() {
+		return errors.New("the routes are not set up: the runtime is starting or shutting down")
+	}
+	if !e.natsConnected() {
+		return errors.New("not connected to NATS")
+	}
+	return e.storeFault()
+}
+
+// storeFault returns why the embedded JetStream refuses writes, nil when
+// it takes them (or is not embedded).
+func (e *Engine) storeFault() error {
+	if e.server == nil {
+		return nil
+	}
+	if err := e.server.StoreFault(); err != nil {
+		return fmt.Errorf("the store refuses writes: %w", err)
+	}
+	return nil
+}
+
+// storeFaultChanged is told when the embedded JetStream starts refusing
+// writes, and when it takes them again.
+func (e *Engine) storeFaultChanged(err error) {
+	if err != nil {
+		e.log.Error("the store refuses writes: events are answered 503 until the volume has room again", "error", err)
+	} else {
+		e.log.Info("the store takes writes again")
+	}
+	// Not on the server's goroutine that reported it, which may hold
+	// locks of its own while Start or Shutdown waits for the server.
+	go func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !e.started || e.stopped {
+			return
+		}
+		if err != nil && e.acks != nil {
+			e.acks.failPending(fmt.Errorf("the store refuses writes: %w", err))
+		}
+		e.refreshStatus()
+		if e.opts.StatusChanged != nil {
+			e.opts.StatusChanged()
+		}
+	}()
 }
 
 // natsConnected reports whether the NATS connection can carry requests.

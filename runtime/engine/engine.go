@@ -41,6 +41,7 @@ type Engine struct {
 	server    *natsserver.Server
 	nc        *nats.Conn
 	listener  net.Listener
+	adminLn   net.Listener
 	pipelines map[string]*pipeline
 	// acks calls back the publishers of the ingress, and of the stages,
 	// when JetStream acknowledges what they stored.
@@ -56,6 +57,7 @@ type Engine struct {
 
 	js        jetstream.JetStream
 	baseURL   string
+	adminURL  string
 	plan      atomic.Pointer[plan]
 	accepting atomic.Bool
 	ready     atomic.Bool
@@ -84,6 +86,7 @@ func New(opts Options) (*Engine, error) {
 		Limits:         opts.Limits,
 		TLS:            opts.TLS,
 		BearerTokens:   opts.BearerTokens,
+		SeparateAdmin:  opts.separateAdmin(),
 		Logger:         opts.Logger,
 		Tracer:         opts.Tracer,
 		Registry:       opts.Registry,
@@ -92,7 +95,8 @@ func New(opts Options) (*Engine, error) {
 }
 
 // Ingress is the HTTP listener: the ingress of every Broker and Channel,
-// /status, /metrics and the probes.
+// the probes, and /status and /metrics unless they have their own
+// listener (Options.AdminAddr).
 func (e *Engine) Ingress() *ingress.Server { return e.ingress }
 
 // SetBearerTokens replaces the tokens the ingresses accept, for a rotated
@@ -122,6 +126,15 @@ func (e *Engine) Ready() <-chan struct{} { return e.readyCh }
 
 // URL is the base URL of the HTTP listener, once started.
 func (e *Engine) URL() string { return e.baseURL }
+
+// AdminURL is the base URL of /status, /metrics and the probes, once
+// started: the admin listener's, or URL without one.
+func (e *Engine) AdminURL() string {
+	if e.adminURL != "" {
+		return e.adminURL
+	}
+	return e.baseURL
+}
 
 // NATSURL is the URL NATS clients connect to when Options.NATSAddr is set.
 func (e *Engine) NATSURL() string {
@@ -180,12 +193,24 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	if e.opts.separateAdmin() {
+		e.adminLn = e.opts.AdminListener
+		if e.adminLn == nil {
+			e.adminLn, err = net.Listen("tcp", e.opts.AdminAddr)
+			if err != nil {
+				return fmt.Errorf("engine: admin listener: %w", err)
+			}
+		}
+	}
 	e.listener = e.opts.Listener
 	if e.listener == nil {
 		e.listener, err = net.Listen("tcp", e.opts.HTTPAddr)
 		if err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
+	}
+	if e.adminLn != nil {
+		e.adminURL = e.ingress.ServeAdmin(e.adminLn)
 	}
 	e.baseURL = e.ingress.Serve(e.listener, tlsConfig)
 
@@ -203,6 +228,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		e.pipelines[src.names.id] = pl
 	}
 	e.plan.Store(p)
+	e.countLostMessages(ctx, p)
 	for _, pl := range e.pipelines {
 		for _, s := range pl.stages() {
 			s.start(e.work)
@@ -212,7 +238,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	e.ready.Store(true)
 	e.refreshStatus()
 	close(e.readyCh)
-	e.log.Info("serving", "url", e.baseURL, "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards)
+	e.log.Info("serving", "url", e.baseURL, "admin_url", e.AdminURL(), "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards)
 	return nil
 }
 
@@ -365,6 +391,7 @@ func (e *Engine) refreshStatus() {
 	for id := range e.pipelines {
 		programmed[id] = true
 	}
+	fault := e.storeFault()
 	e.statusMu.Lock()
 	defer e.statusMu.Unlock()
 	e.statuses = status.Compute(status.Input{
@@ -378,6 +405,9 @@ func (e *Engine) refreshStatus() {
 			}
 			if e.stopped {
 				return status.Ingress{Reason: "ShuttingDown", Message: "the runtime is shutting down"}
+			}
+			if fault != nil {
+				return status.Ingress{Reason: "StorageFull", Message: fault.Error()}
 			}
 			if programmed[namesFor(k, o).id] {
 				return status.Ingress{Ready: true}
@@ -416,8 +446,12 @@ func (e *Engine) closeAll(ctx context.Context) error {
 		if err := e.ingress.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
-	} else if e.listener != nil {
-		_ = e.listener.Close()
+	} else {
+		for _, ln := range []net.Listener{e.listener, e.adminLn} {
+			if ln != nil {
+				_ = ln.Close()
+			}
+		}
 	}
 	for _, pl := range e.pipelines {
 		for _, s := range pl.stages() {

@@ -25,7 +25,7 @@ func (r *ingressRuntime) Endpoint(path string) *ingress.Endpoint {
 
 func (r *ingressRuntime) Accepting() bool { return r.accepting.Load() }
 
-func (r *ingressRuntime) Ready() bool { return r.ready.Load() && (*Engine)(r).natsConnected() }
+func (r *ingressRuntime) Ready() error { return (*Engine)(r).notReady() }
 
 func (r *ingressRuntime) Statuses() []status.Object { return (*Engine)(r).Statuses() }
 
@@ -38,3 +38,5 @@ func (s *ingressStore) Publish(m *nats.Msg, deadline time.Time, done func(err er
 }
 
 func (s *ingressStore) MaxPayload() int64 { return s.acks.MaxPayload() }
+
+func (s *ingressStore) Fault() error { return (*Engine)(s).storeFault() }

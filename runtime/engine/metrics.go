@@ -108,3 +108,7 @@ func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
 func (s *sourceMetrics) drop(reason string) {
 	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Inc()
 }
+
+func (s *sourceMetrics) dropN(reason string, n int) {
+	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Add(float64(n))
+}

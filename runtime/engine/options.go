@@ -58,12 +58,19 @@ const MaxIngressShards = 64
 type Options struct {
 	// Table is the routing table to serve.
 	Table *routing.Table
-	// HTTPAddr is the listen address of the one HTTP listener that serves
-	// every ingress, /status, /metrics, /healthz and /readyz. Port 0 picks a
-	// free port; Engine.URL tells which.
+	// HTTPAddr is the listen address of the HTTP listener that serves
+	// every ingress, /healthz and /readyz, and /status and /metrics unless
+	// AdminAddr is set. Port 0 picks a free port; Engine.URL tells which.
 	HTTPAddr string
 	// Listener, when set, is used instead of listening on HTTPAddr.
 	Listener net.Listener
+	// AdminAddr, when set, is the listen address of a second, plain HTTP
+	// listener for /status, /metrics, /healthz and /readyz; the ingress
+	// listener then answers 404 for /status and /metrics. Engine.AdminURL
+	// tells where it is.
+	AdminAddr string
+	// AdminListener, when set, is used instead of listening on AdminAddr.
+	AdminListener net.Listener
 	// DataDir holds the JetStream files. Events accepted but not yet
 	// delivered survive a restart with the same DataDir.
 	DataDir string
@@ -138,6 +145,11 @@ type Options struct {
 	// delivery attempts and replies; nil, the default, makes none. The
 	// caller shuts it down after the Engine.
 	Tracer *tracing.Tracer
+	// StatusChanged, when set, is called after the statuses (Statuses)
+	// change by themselves, not through Start, Reload or Shutdown: when the
+	// store starts refusing writes, and when it takes them again. It must
+	// not block.
+	StatusChanged func()
 	// Logger receives the runtime's logs; nil discards them.
 	Logger *slog.Logger
 	// Registry receives the metrics; nil creates one. The global registry
@@ -232,3 +244,5 @@ func (o *Options) setDefaults() error {
 	}
 	return o.Table.Validate()
 }
+
+func (o *Options) separateAdmin() bool { return o.AdminAddr != "" || o.AdminListener != nil }

@@ -87,6 +87,25 @@ func (p *ackPublisher) Publish(m *nats.Msg, deadline time.Time, done func(err er
 	p.send(id, m)
 }
 
+// failPending calls back every publish still waiting for an
+// acknowledgement with err. For a store that refuses writes: none of them
+// will be acknowledged, and their batches would hold back the next ones
+// until the publish timeout. One that was stored after all is answered 503
+// and sent again by its client, a duplicate, never a loss.
+func (p *ackPublisher) failPending(err error) {
+	p.mu.Lock()
+	ids := make([]uint64, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	p.mu.Unlock()
+	for _, id := range ids {
+		if pa := p.take(id); pa != nil {
+			pa.done(err, false)
+		}
+	}
+}
+
 // MaxPayload is the largest message the server takes.
 func (p *ackPublisher) MaxPayload() int64 { return p.nc.MaxPayload() }
 

@@ -1,9 +1,12 @@
 // Package ingress is the runtime's HTTP listener: the ingress of every
 // Broker and Channel (POST /brokers/NS/NAME, /channels/NS/NAME), /status,
-// /metrics, /healthz and /readyz.
+// /metrics, /healthz and /readyz. With Config.SeparateAdmin, /status and
+// /metrics are served only by a second, admin listener (ServeAdmin), so
+// that whoever may send events cannot read them.
 //
 // An event is answered 202 only once its Store (JetStream, in package
-// engine) has acknowledged it, 503 when it cannot be stored. A Broker
+// engine) has acknowledged it, 503 when it cannot be stored, at once
+// while the Store reports a fault (its volume is full). A Broker
 // gives an event without knativebrokerttl the default TTL, decrements the
 // TTL of one that has it and refuses it (400) when that reaches 0, as
 // Knative's ingress does. The request headers that pass through

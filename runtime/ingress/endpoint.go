@@ -30,6 +30,10 @@ type Store interface {
 	Publish(m *nats.Msg, deadline time.Time, done func(err error, duplicate bool))
 	// MaxPayload bounds the size of a message.
 	MaxPayload() int64
+	// Fault returns why the store refuses every write now (its volume is
+	// full), nil when it takes them: events are then refused at once
+	// instead of waiting for a publish that cannot succeed.
+	Fault() error
 }
 
 // Endpoint is the ingress of one Broker or Channel as one routing table

@@ -34,9 +34,9 @@ type Runtime interface {
 	// Accepting reports whether events are taken: not while the runtime
 	// starts or shuts down.
 	Accepting() bool
-	// Ready reports whether every route is programmed and the store is
-	// reachable (GET /readyz).
-	Ready() bool
+	// Ready returns nil when every route is programmed and the store
+	// takes events, else why not (GET /readyz answers 503 with it).
+	Ready() error
 	// Statuses returns the status of every object of the table (GET
 	// /status).
 	Statuses() []status.Object
@@ -58,7 +58,12 @@ type Config struct {
 	TLS *TLSFiles
 	// BearerTokens, when set, are required by the ingresses they name.
 	BearerTokens BearerTokens
-	Logger       *slog.Logger
+	// SeparateAdmin keeps /status and /metrics off the ingress listener:
+	// only the admin listener (ServeAdmin) serves them, and the ingress
+	// listener answers 404 there. Clients that may send events are not
+	// thereby allowed to read the status of every object or the metrics.
+	SeparateAdmin bool
+	Logger        *slog.Logger
 	// Tracer, when set, makes a span of each request that brings an
 	// event; nil makes none.
 	Tracer *tracing.Tracer
@@ -67,9 +72,10 @@ type Config struct {
 	Registry *prometheus.Registry
 }
 
-// Server is the one HTTP listener of the runtime: the ingress of every
-// Broker and Channel, /status, /metrics and the probes. It answers an event
-// 202 only once the store has acknowledged it.
+// Server is the HTTP listener of the runtime: the ingress of every Broker
+// and Channel, the probes, and /status and /metrics unless they have a
+// listener of their own (Config.SeparateAdmin, ServeAdmin). It answers an
+// event 202 only once the store has acknowledged it.
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
@@ -82,8 +88,9 @@ type Server struct {
 	inflight        atomic.Int64
 	ingressInflight atomic.Int64
 
-	httpServer *http.Server
-	done       chan error
+	httpServer  *http.Server
+	adminServer *http.Server // nil without ServeAdmin
+	done        chan error
 
 	// batchers group the events of each ingress subject into batches. A
 	// source served again by a new table keeps its batchers: the batches
@@ -189,8 +196,16 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}
 	_ = s.httpServer.Close()
+	var adminErr error
+	if s.adminServer != nil {
+		// Nothing on the admin listener is worth waiting for.
+		adminErr = s.adminServer.Close()
+	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("stopping the HTTP server: %w", err)
+	}
+	if adminErr != nil {
+		return fmt.Errorf("stopping the admin HTTP server: %w", adminErr)
 	}
 	return nil
 }
@@ -198,33 +213,78 @@ func (s *Server) Stop(ctx context.Context) error {
 // Handler serves the ingress of every Broker and Channel at its path, and:
 //
 //	GET /healthz   200 while the process serves HTTP
-//	GET /readyz    200 once every route is programmed and NATS is connected, 503 otherwise
+//	GET /readyz    200 once every route is programmed and the store takes events, 503 with the reason otherwise
 //	GET /status    {"items": [...]}, the Knative status of every object
 //	GET /metrics   Prometheus metrics
+//
+// With Config.SeparateAdmin, /status and /metrics answer 404 here and are
+// served by AdminHandler only.
 func (s *Server) Handler() http.Handler {
-	metricsHandler := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
+	admin := s.AdminHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		switch r.URL.Path {
+		case "/healthz", "/readyz":
+			admin.ServeHTTP(w, r)
+		case "/status", "/metrics":
+			if s.cfg.SeparateAdmin {
+				writeText(w, http.StatusNotFound, r.URL.Path+" is served on the admin listener only")
+				return
+			}
+			admin.ServeHTTP(w, r)
+		default:
+			s.serveIngress(w, r)
+		}
+	})
+}
+
+// AdminHandler serves /healthz, /readyz, /status and /metrics, and 404 for
+// every other path: no event is taken on it.
+func (s *Server) AdminHandler() http.Handler {
+	metricsHandler := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
 		case "/healthz":
 			writeText(w, http.StatusOK, "ok")
 		case "/readyz":
-			// Without its NATS connection (an external server being
-			// reconnected to) the runtime can store nothing.
-			if s.runtime.Ready() {
-				writeText(w, http.StatusOK, "ready")
+			if err := s.runtime.Ready(); err != nil {
+				writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
 			} else {
-				writeText(w, http.StatusServiceUnavailable, "not ready")
+				writeText(w, http.StatusOK, "ready")
 			}
 		case "/status":
 			s.serveStatus(w, r)
 		case "/metrics":
 			metricsHandler.ServeHTTP(w, r)
 		default:
-			s.serveIngress(w, r)
+			writeText(w, http.StatusNotFound, "not found: the admin listener serves /healthz, /readyz, /status and /metrics")
 		}
 	})
+}
+
+// ServeAdmin serves AdminHandler on ln, in plain HTTP, until Stop, and
+// returns its base URL. Call it before Serve.
+func (s *Server) ServeAdmin(ln net.Listener) string {
+	l := s.cfg.Limits
+	s.adminServer = &http.Server{
+		Handler:           s.AdminHandler(),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func(srv *http.Server, ln net.Listener) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			select {
+			case s.done <- fmt.Errorf("admin listener: %w", err):
+			default:
+			}
+		}
+	}(s.adminServer, ln)
+	return baseURL(ln.Addr())
 }
 
 func writeText(w http.ResponseWriter, code int, msg string) {
@@ -297,6 +357,11 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
 		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
+		return
+	}
+	if err := s.store.Fault(); err != nil {
+		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
+		s.reject(w, http.StatusServiceUnavailable, "the event cannot be stored now: "+err.Error())
 		return
 	}
 	if !s.admit(w) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -43,6 +44,10 @@ type Options struct {
 	StartTimeout time.Duration
 	// Logger receives the server's own log lines; nil discards them.
 	Logger *slog.Logger
+	// OnStoreFault, when set, is called with the fault when JetStream
+	// starts refusing writes (the volume is full), and with nil once it
+	// takes them again. It must not block.
+	OnStoreFault func(err error)
 }
 
 // Cluster makes the embedded server a node of a JetStream cluster. Every
@@ -109,6 +114,18 @@ func splitHostPort(addr string) (string, int, error) {
 type Server struct {
 	ns   *server.Server
 	lock *os.File
+	log  *slog.Logger
+
+	// storeDir, jsConfig and roomNeeded restart JetStream after its volume
+	// was full (recover.go).
+	storeDir   string
+	jsConfig   server.JetStreamConfig
+	roomNeeded int64
+	fault      *faultState
+	quit       chan struct{}
+	stopOnce   sync.Once
+	// damaged names the streams with a block JetStream cut as it started.
+	damaged map[string]bool
 }
 
 // Start starts the server and waits until it accepts connections and
@@ -141,7 +158,8 @@ func Start(opts Options) (*Server, error) {
 		NoSigs: true,
 		// Only the in-process connection is needed unless a port is asked for.
 		DontListen: opts.ListenAddr == "",
-		NoLog:      opts.Logger == nil,
+		// The log is read for write failures even when it is discarded.
+		NoLog: false,
 		// The system account is of no use to a single embedded server.
 		NoSystemAccount: true,
 		SyncAlways:      opts.SyncAlways,
@@ -162,13 +180,17 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting NATS server: %w", err)
 	}
-	if opts.Logger != nil {
-		ns.SetLoggerV2(&slogAdapter{log: opts.Logger.With("component", "nats")}, false, false, false)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	fault := &faultState{changed: opts.OnStoreFault}
+	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats"), fault: fault}, false, false, false)
 	timeout := opts.StartTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	sizes := blockSizes(opts.StoreDir)
 	ns.Start()
 	if !ns.ReadyForConnections(timeout) {
 		ns.Shutdown()
@@ -181,7 +203,20 @@ func Start(opts Options) (*Server, error) {
 		return nil, errors.New("starting NATS server: JetStream did not start (is the store directory writable?)")
 	}
 	started = true
-	return &Server{ns: ns, lock: lock}, nil
+	srv := &Server{ns: ns, lock: lock, log: log, storeDir: opts.StoreDir, fault: fault, quit: make(chan struct{}),
+		damaged: damagedStreams(sizes, blockSizes(opts.StoreDir))}
+	if cfg := ns.JetStreamConfig(); cfg != nil {
+		srv.jsConfig = *cfg
+	}
+	// Room for the largest message, and for the files JetStream writes as
+	// it starts.
+	srv.roomNeeded = max(int64(opts.MaxPayload), 1<<20) + 1<<20
+	if opts.Cluster == nil {
+		// A cluster node's JetStream rejoins its peers' meta group as it
+		// starts; restarting it alone is not attempted.
+		go srv.recoverStore(srv.quit)
+	}
+	return srv, nil
 }
 
 // Connect opens an in-process client connection. Reconnecting makes no sense
@@ -212,6 +247,7 @@ func (s *Server) ClientURL() string {
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
+		s.stopOnce.Do(func() { close(s.quit) })
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 		// The lock goes only once the files are closed.
@@ -227,12 +263,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // slogAdapter forwards the server's printf-style log lines to slog.
-type slogAdapter struct{ log *slog.Logger }
+// Those that report a write failing for lack of space set the store's
+// fault.
+type slogAdapter struct {
+	log   *slog.Logger
+	fault *faultState
+}
+
+func (a *slogAdapter) noteFailure(line string) {
+	if storeWriteFailure(line) {
+		a.fault.set(ErrStorageFull)
+	}
+}
 
 // Notices (startup banners, limits) are routine for an embedded server.
 func (a *slogAdapter) Noticef(format string, v ...any) { a.log.Debug(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Warnf(format string, v ...any)   { a.log.Warn(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Fatalf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Errorf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Debugf(format string, v ...any)  { a.log.Debug(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Tracef(format string, v ...any)  { a.log.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Warnf(format string, v ...any) {
+	line := fmt.Sprintf(format, v...)
+	a.noteFailure(line)
+	a.log.Warn(line)
+}
+
+func (a *slogAdapter) Fatalf(format string, v ...any) { a.log.Error(fmt.Sprintf(format, v...)) }
+
+func (a *slogAdapter) Errorf(format string, v ...any) {
+	line := fmt.Sprintf(format, v...)
+	a.noteFailure(line)
+	a.log.Error(line)
+}
+func (a *slogAdapter) Debugf(format string, v ...any) { a.log.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Tracef(format string, v ...any) { a.log.Debug(fmt.Sprintf(format, v...)) }

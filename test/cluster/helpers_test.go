@@ -239,8 +239,9 @@ func (c *cluster) routesConfigMap(t testing.TB, ns string) []byte {
 }
 
 // startRuntime runs knc runtime for namespace ns with a token of the
-// ServiceAccount knc build generated for it, so with exactly its RBAC.
-func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable) *runtimeProcess {
+// ServiceAccount knc build generated for it, so with exactly its RBAC, and
+// with args after its own flags.
+func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable, args ...string) *runtimeProcess {
 	t.Helper()
 	cfg, err := c.env.ServiceAccountConfig(t.Context(), ns, "knc-runtime")
 	if err != nil {
@@ -262,10 +263,13 @@ func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable) *ru
 		"--table", table.path(),
 		"--table-poll-interval", "100ms",
 		"--http-addr", "127.0.0.1:0",
+		"--admin-addr", "127.0.0.1:0",
 		"--data-dir", filepath.Join(dir, "data"),
 		"--shutdown-timeout", "3s",
 		"--log-level", "debug",
 	)
+	// Flags given later win.
+	p.cmd.Args = append(p.cmd.Args, args...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+)
+
+// countLostMessages counts, as dropped with reason unreadable, the
+// messages of each source's streams that JetStream could not read back
+// from its files as it started. A damaged block is cut at its first bad
+// record, and the messages after it are gone; JetStream reports them only
+// sometimes (StreamState.Lost), and otherwise as deleted, as if they had
+// been acknowledged. Without this an accepted event in such a block would
+// vanish from the accounting.
+//
+// Every message of a stream is waiting for exactly one of its consumers
+// (delivery filters do not overlap, and acknowledged messages of an
+// ingress stream stay only until trimmed), so the messages the consumers
+// still wait for, beyond those the stream holds, are lost. Acknowledged
+// messages not trimmed yet can hide a loss of as many; the count is a
+// lower bound. A consumer's state can also be behind its stream after the
+// process was killed (acknowledged messages still counted as waited for),
+// so only the streams JetStream found a damaged block in, and cut, are
+// counted. It runs once, at Start, before any consumer moves.
+func (e *Engine) countLostMessages(ctx context.Context, p *plan) {
+	if e.server == nil {
+		return
+	}
+	damaged := e.server.DamagedStreams()
+	if len(damaged) == 0 {
+		return
+	}
+	for _, src := range p.sources {
+		streams := []string{src.names.outStream}
+		for i := range e.opts.IngressShards {
+			_, stream := src.names.ingressShard(i)
+			streams = append(streams, stream)
+		}
+		for _, name := range streams {
+			if !damaged[name] {
+				continue
+			}
+			e.log.Warn("JetStream found a damaged block in a stream's files and cut it", "stream", name)
+			n, err := e.lostIn(ctx, name)
+			if err != nil {
+				e.log.Warn("checking a stream for messages lost from its files failed", "stream", name, "error", err)
+				continue
+			}
+			if n == 0 {
+				continue
+			}
+			src.metrics.dropN(dropUnreadable, int(n))
+			e.log.Error("JetStream could not read back messages from its files (a damaged block); counted as dropped, reason unreadable",
+				src.kind.String(), src.obj.Key(), "stream", name, "messages", n)
+		}
+	}
+}
+
+// lostIn returns how many messages of stream name its consumers wait for
+// that it no longer holds, or that JetStream reports lost if more.
+func (e *Engine) lostIn(ctx context.Context, name string) (uint64, error) {
+	s, err := e.js.Stream(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	state := s.CachedInfo().State
+	var waited uint64
+	names := s.ConsumerNames(ctx)
+	for cn := range names.Name() {
+		c, err := s.Consumer(ctx, cn)
+		if err != nil {
+			return 0, err
+		}
+		ci := c.CachedInfo()
+		waited += uint64(ci.NumAckPending) + ci.NumPending
+	}
+	if err := names.Err(); err != nil {
+		return 0, err
+	}
+	var lost uint64
+	if waited > state.Msgs {
+		lost = waited - state.Msgs
+	}
+	if state.Lost != nil {
+		lost = max(lost, uint64(len(state.Lost.Msgs)))
+	}
+	return lost, nil
+}

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestFullVolumeIsReported runs the runtime on a small tmpfs and fills it:
+// the Broker's IngressReady condition in the cluster turns False with
+// reason StorageFull, without waiting for a resync, and back to True once
+// space is freed.
+func TestFullVolumeIsReported(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", data, "tmpfs", 0, "size=32m"); err != nil {
+		t.Skipf("mounting a tmpfs for the data directory is not possible here (%v): a full volume cannot be made without it", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(data, 0); err != nil {
+			t.Errorf("unmounting %s: %v", data, err)
+		}
+	})
+
+	c := newCluster(t)
+	ns := c.env.Namespace(t)
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"knc.yaml":    "apiVersion: config.knc.dev/v1alpha1\nkind: Config\ndefaultNamespace: " + ns + "\n",
+		"broker.yaml": "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, objs := build(t, dir)
+	c.deploy(t, objs)
+	table := &mountedTable{dir: t.TempDir()}
+	table.update(t, c.routesConfigMap(t, ns))
+	rt := c.startRuntime(t, ns, table, "--data-dir", filepath.Join(data, "knc"))
+	c.waitReady(t, knative(objs))
+
+	filler := filepath.Join(data, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	f.Close()
+	// The store notices when a write fails: send events until one does.
+	broker := rt.url + "/brokers/" + ns + "/default"
+	poll(t, t.Context(), func() error {
+		if code := post(t, broker, "fill", "t"); code != 503 {
+			return errors.New("the ingress still accepts events on a full volume")
+		}
+		return nil
+	})
+	c.waitCondition(t, "Broker", ns, "default", "IngressReady", "False", "StorageFull")
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	c.waitCondition(t, "Broker", ns, "default", "IngressReady", "True", "IngressReady")
+	if code := post(t, broker, "after", "t"); code != 202 {
+		t.Errorf("POST after space was freed: %d", code)
+	}
+}

@@ -1,0 +1,155 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/knc-dev/knc/test/rig"
+)
+
+// smallFilesystem mounts a tmpfs of size bytes at a fresh directory and
+// unmounts it at the end of the test, after everything registered later
+// (the runtime using it) has stopped.
+func smallFilesystem(t *testing.T, size string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("mounting a %s tmpfs for the data directory is not possible here (%v): a full disk cannot be made without it", size, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmounting %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fill writes a file at path until the filesystem refuses more.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			return
+		}
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDiskFullRecovers fills the filesystem of the data directory while
+// events pour in. The ingress must answer 503 with Retry-After, quickly;
+// /readyz and the Broker's IngressReady condition must say why. Once space
+// is freed, the runtime must take events again by itself, without a
+// restart, and every event answered 202 must be delivered.
+func TestDiskFullRecovers(t *testing.T) {
+	data := smallFilesystem(t, "32m")
+	sub := rig.NewSubscriber(t)
+	k := rig.NewKnc(t, kncBinary, rig.Table(rig.Broker("b",
+		rig.Trigger("t", sub.URL(), rig.Retrying(100, 50*time.Millisecond, time.Second, "")))))
+	k.DataDir = filepath.Join(data, "knc")
+	k.Start()
+
+	l := rig.StartLoad(rig.LoadConfig{Targets: to(k.BrokerURL(rig.Namespace, "b")), Senders: 4, Rate: 300, BodyBytes: 1 << 10})
+	l.WaitAccepted(t, 100, 30*time.Second)
+	// Twice: the second time the volume fills, it must be noticed and
+	// recovered from as the first.
+	for round := range 2 {
+		filler := filepath.Join(data, "filler")
+		refused := l.Codes()[http.StatusServiceUnavailable]
+		fill(t, filler)
+		rig.Eventually(t, 30*time.Second, "the ingress to refuse events on a full disk", func() bool {
+			return l.Codes()[http.StatusServiceUnavailable] >= refused+20
+		})
+
+		code, body := get(t, k.URL()+"/readyz")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "space") {
+			t.Errorf("round %d: /readyz on a full disk = %d %q, want 503 naming the lack of space", round, code, body)
+		}
+		_, status := get(t, k.URL()+"/status")
+		if !strings.Contains(status, `"type": "IngressReady"`) || !strings.Contains(status, "StorageFull") {
+			t.Errorf("round %d: /status on a full disk does not report IngressReady False with reason StorageFull:\n%s", round, status)
+		}
+		// A refused event is answered at once, not after the publish timeout.
+		began := time.Now()
+		if code := postEvent(t, k.BrokerURL(rig.Namespace, "b"), fmt.Sprint("probe-full-", round)); code != http.StatusServiceUnavailable {
+			t.Errorf("round %d: an event on a full disk got %d, want 503", round, code)
+		}
+		took := time.Since(began)
+		if took > time.Second {
+			t.Errorf("round %d: an event on a full disk took %s to be refused", round, took)
+		}
+
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+		freed := time.Now()
+		full := l.AcceptedCount()
+		rig.Eventually(t, 60*time.Second, "the ingress to take events again once space is back", func() bool {
+			return l.AcceptedCount() > full
+		})
+		t.Logf("round %d: an event refused in %s on a full disk; events accepted again %s after space was freed",
+			round, took.Round(time.Microsecond), time.Since(freed).Round(time.Millisecond))
+		rig.Eventually(t, 60*time.Second, "the ingress to take events after the recovery", func() bool {
+			return l.AcceptedCount() >= full+100
+		})
+	}
+	l.Stop()
+	if code, body := get(t, k.URL()+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after recovery = %d %q", code, body)
+	}
+	f := rig.Settle(60*time.Second, func() rig.Figures { return rig.Reconcile(l, []*rig.Subscriber{sub}, nil) })
+	checkAccounting(t, k, "t", &f)
+	f.Report(t)
+	if f.Lost > 0 {
+		t.Errorf("%d accepted events lost: %v", f.Lost, f.LostIDs)
+	}
+	t.Logf("answers: %v", l.Codes())
+}
+
+func postEvent(t *testing.T, url, id string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", id)
+	req.Header.Set("Ce-Source", "test/faults")
+	req.Header.Set("Ce-Type", "probe")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
