@@ -248,11 +248,10 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		return nil, err
 	}
 	jetstream := map[string]string{
-		// Flags of knc runtime, read through $(VAR) in the container's args.
+		// Flags of knc runtime, read through $(VAR) in the container's
+		// args: a key here that no argument names never reaches it.
 		"KNC_MAX_BODY_BYTES":  strconv.FormatInt(set.maxEventBytes, 10),
 		"KNC_MAX_STORE_BYTES": strconv.FormatInt(set.maxStoreBytes, 10),
-		// Settings of the streams and consumers, for the runtime to read.
-		"KNC_STORAGE":         "file",
 		"KNC_DURABILITY":      set.durability,
 		"KNC_STREAM_REPLICAS": strconv.Itoa(set.streamReplicas),
 		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
@@ -358,6 +357,9 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 							"--admin-addr", ":" + strconv.Itoa(AdminPort),
 							"--max-body-bytes", "$(KNC_MAX_BODY_BYTES)",
 							"--max-store-bytes", "$(KNC_MAX_STORE_BYTES)",
+							"--durability", "$(KNC_DURABILITY)",
+							"--ttl", "$(KNC_TTL)",
+							"--stream-replicas", "$(KNC_STREAM_REPLICAS)",
 							"--log-format", "json",
 						},
 						EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: jetstreamName}}}},

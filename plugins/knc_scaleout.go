@@ -82,7 +82,7 @@ func externalNATS(d *appsv1.Deployment, set runtimeSettings) *appsv1.Deployment 
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
 	pod := &d.Spec.Template.Spec
 	c := &pod.Containers[0]
-	c.Args = append(c.Args, "--nats-url", set.natsURL, "--stream-replicas", "$(KNC_STREAM_REPLICAS)")
+	c.Args = append(c.Args, "--nats-url", set.natsURL)
 	for i := range pod.Volumes {
 		if pod.Volumes[i].Name == "data" {
 			pod.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
@@ -115,7 +115,6 @@ func clusterObjects(ns string, d *appsv1.Deployment, set runtimeSettings, cluste
 		"--cluster-addr", ":"+strconv.Itoa(ClusterPort),
 		"--cluster-routes", strings.Join(routes, ","),
 		"--server-name", "$(POD_NAME)",
-		"--stream-replicas", "$(KNC_STREAM_REPLICAS)",
 	)
 	c.Env = append(c.Env, corev1.EnvVar{
 		Name:      "POD_NAME",

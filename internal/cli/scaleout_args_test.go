@@ -20,7 +20,7 @@ import (
 // the kubelet expands, are flags knc runtime accepts and give the engine
 // the intended options.
 func TestRenderedRuntimeArgsParse(t *testing.T) {
-	three, two := int64(3), int64(2)
+	three, two, ttl := int64(3), int64(2), int64(7)
 	tests := []struct {
 		name    string
 		runtime *project.Runtime
@@ -39,6 +39,16 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 		{"external", &project.Runtime{Replicas: &two, NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}, func(t *testing.T, o engine.Options) {
 			if o.NATS.URL != "nats://nats:4222" || o.Cluster != nil || o.StreamReplicas != 3 {
 				t.Errorf("NATS %q, cluster %+v, replicas %d", o.NATS.URL, o.Cluster, o.StreamReplicas)
+			}
+		}},
+		{"defaults", nil, func(t *testing.T, o engine.Options) {
+			if o.DefaultTTL != engine.DefaultTTL || o.Durability != engine.DurabilityFile {
+				t.Errorf("TTL %d, durability %q; want %d and file", o.DefaultTTL, o.Durability, engine.DefaultTTL)
+			}
+		}},
+		{"ttl and durability of knc.yaml", &project.Runtime{TTL: &ttl, Durability: "fsync"}, func(t *testing.T, o engine.Options) {
+			if o.DefaultTTL != 7 || o.Durability != engine.DurabilityFsync {
+				t.Errorf("TTL %d, durability %q; want 7 and fsync", o.DefaultTTL, o.Durability)
 			}
 		}},
 	}
@@ -75,14 +85,24 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 				}
 			}
 			ref := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+			read := map[string]bool{}
 			for i, a := range args {
 				args[i] = ref.ReplaceAllStringFunc(a, func(m string) string {
-					v, ok := env[ref.FindStringSubmatch(m)[1]]
+					name := ref.FindStringSubmatch(m)[1]
+					read[name] = true
+					v, ok := env[name]
 					if !ok {
 						t.Errorf("argument %q refers to an undefined variable", a)
 					}
 					return v
 				})
+			}
+			// A setting written to the ConfigMap but passed to no flag
+			// never reaches the runtime.
+			for k := range env {
+				if strings.HasPrefix(k, "KNC_") && !read[k] {
+					t.Errorf("the ConfigMap sets %s, which no argument of knc runtime reads", k)
+				}
 			}
 			if len(args) == 0 || args[0] != "runtime" {
 				t.Fatalf("args = %v, want knc runtime", args)

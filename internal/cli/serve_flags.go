@@ -50,6 +50,7 @@ type serveFlags struct {
 	streamReplicas int
 	fsync          bool
 	durability     string
+	ttl            int
 	ingressShards  int
 	clusterName    string
 	clusterAddr    string
@@ -81,6 +82,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.streamReplicas, "stream-replicas", 1, "copies of each stream a JetStream cluster keeps (3 survives the loss of a node)")
 	fl.BoolVar(&f.fsync, "fsync", false, "fsync every event to disk before answering 202 (embedded server); the same as --durability fsync")
 	fl.StringVar(&f.durability, "durability", "", "when an event is stored: file (written to the store's files, flushed to disk within two minutes) or fsync (fsynced before 202); default file, or runtime.durability of knc.yaml")
+	fl.IntVar(&f.ttl, "ttl", 0, "knativebrokerttl a Broker's ingress gives an event that arrives without one, 1 to 255 (default 255, or runtime.ttl of knc.yaml)")
 	fl.IntVar(&f.ingressShards, "ingress-shards", 0, "ingress streams per Broker and Channel, stored and routed in parallel, with no ordering across them (default 1)")
 	fl.StringVar(&f.clusterName, "cluster-name", "", "make the embedded server a node of the JetStream cluster `NAME` (with --cluster-addr and --cluster-routes)")
 	fl.StringVar(&f.clusterAddr, "cluster-addr", "", "`HOST:PORT` the other nodes of the cluster connect to")
@@ -235,6 +237,12 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 		o.Durability = engine.DurabilityFsync
 	default:
 		return usageError("--durability must be file or fsync, not %q", f.durability)
+	}
+	if f.ttl != 0 {
+		if f.ttl < 1 || f.ttl > 255 {
+			return usageError("--ttl must be between 1 and 255, not %d", f.ttl)
+		}
+		o.DefaultTTL = int32(f.ttl)
 	}
 	if f.ingressShards < 0 || f.ingressShards > engine.MaxIngressShards {
 		return usageError("--ingress-shards must be between 1 and %d, not %d", engine.MaxIngressShards, f.ingressShards)
