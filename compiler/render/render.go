@@ -457,6 +457,11 @@ func (r *renderer) plugins() error {
 			r.diags = append(r.diags, dl...)
 			continue
 		}
+		var ex *cuelimit.Exceeded
+		if errors.As(err, &ex) {
+			// It names the plugin and the object already.
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("plugin %s in namespace %s: %w", p.Name(), k.namespace, err)
 		}

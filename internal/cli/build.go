@@ -90,12 +90,13 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 				return err
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{
-				Image:   image,
-				Version: version.Get(),
-				Root:    projectRoot(res, args),
+				Image:     image,
+				Version:   version.Get(),
+				Root:      projectRoot(res, args),
+				CUELimits: flags.cue.limits,
 			})
 			if err != nil {
-				return &exitError{code: exitTrouble, err: err}
+				return loadFailure(err)
 			}
 			if len(diags) > 0 {
 				if wd, err := os.Getwd(); err == nil {
