@@ -21,6 +21,7 @@ import (
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // Options says what to compile.
@@ -37,6 +38,9 @@ type Options struct {
 	Dir string
 	// Stdin is read for the path "-".
 	Stdin io.Reader
+	// CUELimits bound the evaluation of each CUE manifest; the zero value
+	// is cuelimit.Default.
+	CUELimits cuelimit.Limits
 }
 
 // StdinPath is the path that stands for standard input, and StdinName the
@@ -93,7 +97,9 @@ func (u *Unit) Knative() int {
 func (r *Result) Valid() bool { return !r.Diagnostics.HasErrors() }
 
 // Load finds the config, loads and checks the manifests. The error is for
-// I/O problems only; problems with the input are Diagnostics.
+// I/O problems, and for a CUE manifest over opts.CUELimits (a
+// *cuelimit.Exceeded: its evaluation goes on, so the program should exit);
+// problems with the input are Diagnostics.
 func Load(opts Options) (*Result, error) {
 	dir := opts.Dir
 	if dir == "" {
@@ -204,7 +210,7 @@ func Load(opts Options) (*Result, error) {
 		if named[absPath(k)] {
 			continue
 		}
-		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir})
+		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits})
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +250,7 @@ func Load(opts Options) (*Result, error) {
 	var loaded *load.Loaded
 	if len(plain) > 0 || stdin {
 		var err error
-		if loaded, err = load.ReadFiles(dir, plain); err != nil {
+		if loaded, err = load.ReadFiles(dir, plain, opts.CUELimits); err != nil {
 			return nil, err
 		}
 		if len(loaded.Docs) == 0 && len(loaded.Diags) == 0 && !stdin {
@@ -259,7 +265,10 @@ func Load(opts Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			fromStdin := load.Read([]load.Source{{Name: StdinName, Data: data}})
+			fromStdin, err := load.Read([]load.Source{{Name: StdinName, Data: data}}, opts.CUELimits)
+			if err != nil {
+				return nil, err
+			}
 			loaded.Docs = append(loaded.Docs, fromStdin.Docs...)
 			loaded.Diags = append(loaded.Diags, fromStdin.Diags...)
 			loaded.Skipped = append(loaded.Skipped, fromStdin.Skipped...)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -16,6 +17,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // Dir is where a project keeps its plugins, relative to its root (the
@@ -33,9 +35,11 @@ const (
 	fieldOutput  = "render.output"
 )
 
-// LoadCUE loads the plugins under root/.knc/plugins. Problems with a
-// plugin's CUE are diagnostics; err is for I/O errors only.
-func LoadCUE(root string) ([]Plugin, diag.List, error) {
+// LoadCUE loads the plugins under root/.knc/plugins, each evaluated under
+// limits, as their renders will be. Problems with a plugin's CUE are
+// diagnostics; err is for I/O errors, and for a plugin over its limits (a
+// *cuelimit.Exceeded: its evaluation goes on, so the program should exit).
+func LoadCUE(root string, limits cuelimit.Limits) ([]Plugin, diag.List, error) {
 	base := filepath.Join(root, Dir)
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -50,7 +54,7 @@ func LoadCUE(root string) ([]Plugin, diag.List, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p, d, err := loadCUEPlugin(filepath.Join(base, e.Name()))
+		p, d, err := loadCUEPlugin(filepath.Join(base, e.Name()), limits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -70,10 +74,31 @@ type cuePlugin struct {
 	claims Claims
 	// input is "broker" or "channel": the field of render.input the
 	// claimed object goes into.
-	input string
+	input  string
+	limits cuelimit.Limits
 }
 
-func loadCUEPlugin(dir string) (*cuePlugin, diag.List, error) {
+// refusedImport says why a plugin may not import path, or "" if it may.
+// A plugin is evaluated, never run as a command: the tool packages would
+// declare tasks that never run, and are refused so that no plugin seems to
+// run a command, read a file or call a URL.
+func refusedImport(path string) string {
+	if path == "tool" || strings.HasPrefix(path, "tool/") {
+		return "a plugin is evaluated, never run as a command, so it may not use the tool packages (tool/exec, tool/file, tool/http, tool/os, tool/cli): compute render.output from render.input alone"
+	}
+	return ""
+}
+
+// task names a plugin's evaluation for cuelimit's errors.
+func task(name string, doing func() string) cuelimit.Task {
+	return cuelimit.Task{
+		Name:    fmt.Sprintf("evaluation of plugin %s (%s)", name, filepath.ToSlash(filepath.Join(Dir, name))),
+		Subject: "the plugin",
+		Doing:   doing,
+	}
+}
+
+func loadCUEPlugin(dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
 	name := filepath.Base(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -96,6 +121,18 @@ func loadCUEPlugin(dir string) (*cuePlugin, diag.List, error) {
 			diags = append(diags, cueDiags(err, file, "")...)
 			continue
 		}
+		refused := false
+		for spec := range f.ImportSpecs() {
+			path, _ := strconv.Unquote(spec.Path.Value)
+			if why := refusedImport(path); why != "" {
+				p := spec.Pos()
+				diags.Add(diag.Pos{File: file, Line: p.Line(), Column: p.Column()}, "", "plugin %s imports %q: %s", name, path, why)
+				refused = true
+			}
+		}
+		if refused {
+			continue
+		}
 		if err := inst.AddSyntax(f); err != nil {
 			diags = append(diags, cueDiags(err, file, "")...)
 			continue
@@ -109,10 +146,26 @@ func loadCUEPlugin(dir string) (*cuePlugin, diag.List, error) {
 		diags.Add(diag.Pos{File: dir}, "", "plugin %s has no .cue files", name)
 		return nil, diags, nil
 	}
+	var p *cuePlugin
+	err = limits.Guard(task(name, func() string { return "loading it" }), func() {
+		p, diags = evalCUEPlugin(name, dir, inst)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if p != nil {
+		p.limits = limits
+	}
+	return p, diags, nil
+}
+
+// evalCUEPlugin builds a plugin's instance and reads its claims.
+func evalCUEPlugin(name, dir string, inst *build.Instance) (*cuePlugin, diag.List) {
+	var diags diag.List
 	ctx := cuecontext.New()
 	v := ctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
-		return nil, cueDiags(err, dir, ""), nil
+		return nil, cueDiags(err, dir, "")
 	}
 	p := &cuePlugin{name: name, dir: dir, ctx: ctx, value: v}
 	class := v.LookupPath(cue.ParsePath(fieldClass))
@@ -147,16 +200,18 @@ func loadCUEPlugin(dir string) (*cuePlugin, diag.List, error) {
 		diags.Add(pos, fieldOutput, "plugin %s has no render.output: the list of objects it renders", name)
 	}
 	if len(diags) > 0 {
-		return nil, diags, nil
+		return nil, diags
 	}
-	return p, nil, nil
+	return p, nil
 }
 
 func (p *cuePlugin) Name() string   { return p.name }
 func (p *cuePlugin) Claims() Claims { return p.claims }
 
 // Render evaluates render.output once per claimed object, with
-// render.input set to {namespace, broker} or {namespace, channel}.
+// render.input set to {namespace, broker} or {namespace, channel}, each
+// under the plugin's limits. The error is a diag.List, or a
+// *cuelimit.Exceeded.
 func (p *cuePlugin) Render(req *Request) ([]Object, error) {
 	claimed := req.Brokers
 	if p.input == "channel" {
@@ -166,17 +221,27 @@ func (p *cuePlugin) Render(req *Request) ([]Object, error) {
 	var diags diag.List
 	for _, c := range claimed {
 		md, _ := c.Object["metadata"].(map[string]any)
-		subject := fmt.Sprintf("plugin %s rendering %s %s/%s", p.name, c.Object["kind"], req.Namespace, md["name"])
+		rendering := fmt.Sprintf("rendering %s %s/%s", c.Object["kind"], req.Namespace, md["name"])
+		subject := fmt.Sprintf("plugin %s %s", p.name, rendering)
 		input := map[string]any{"namespace": req.Namespace, p.input: c.Object}
-		v := p.value.FillPath(cue.ParsePath(fieldInput), input)
-		list := v.LookupPath(cue.ParsePath(fieldOutput))
-		if err := list.Validate(cue.Concrete(true)); err != nil {
-			diags = append(diags, cueDiags(err, p.dir, subject)...)
-			continue
+		var (
+			list   cue.Value
+			objs   []any
+			failed error
+		)
+		err := p.limits.Guard(task(p.name, func() string { return rendering }), func() {
+			v := p.value.FillPath(cue.ParsePath(fieldInput), input)
+			list = v.LookupPath(cue.ParsePath(fieldOutput))
+			if failed = list.Validate(cue.Concrete(true)); failed != nil {
+				return
+			}
+			failed = list.Decode(&objs)
+		})
+		if err != nil {
+			return nil, err
 		}
-		var objs []any
-		if err := list.Decode(&objs); err != nil {
-			diags = append(diags, cueDiags(err, p.dir, subject)...)
+		if failed != nil {
+			diags = append(diags, cueDiags(failed, p.dir, subject)...)
 			continue
 		}
 		for i, o := range objs {

@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -101,7 +102,7 @@ func TestLoadCUEReportsBrokenPlugins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			writePlugin(t, root, tt.name, tt.src)
-			ps, diags, err := plugins.LoadCUE(root)
+			ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestLoadCUEReportsBrokenPlugins(t *testing.T) {
 }
 
 func TestLoadCUEWithoutPlugins(t *testing.T) {
-	ps, diags, err := plugins.LoadCUE(t.TempDir())
+	ps, diags, err := plugins.LoadCUE(t.TempDir(), cuelimit.Default)
 	if err != nil || len(ps) != 0 || len(diags) != 0 {
 		t.Errorf("LoadCUE = %v, %v, %v; want nothing", ps, diags, err)
 	}
@@ -134,7 +135,7 @@ render: {
 	]
 }
 `)
-	ps, diags, err := plugins.LoadCUE(root)
+	ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}
@@ -165,7 +166,7 @@ func TestCUEPluginOutputMustBeObjects(t *testing.T) {
 class: "x"
 render: output: [{kind: "ConfigMap"}, {apiVersion: "v1", kind: "ConfigMap", metadata: {}}]
 `)
-	ps, diags, err := plugins.LoadCUE(root)
+	ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}

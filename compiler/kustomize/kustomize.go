@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // Rendered is a kustomization built.
@@ -45,11 +47,14 @@ type Options struct {
 	// RelativeTo names files, in documents and diagnostics, relative to
 	// this directory when they lie below it; empty keeps them absolute.
 	RelativeTo string
+	// CUELimits bound the evaluation of a resource that is a .cue file.
+	CUELimits cuelimit.Limits
 }
 
 // Render builds the kustomization in dir. Problems with the kustomization
 // (a missing resource, a patch whose target is missing, a remote base) are
-// Diags; the error is for I/O trouble only.
+// Diags; the error is for I/O trouble, and for a resource in CUE over
+// opts.CUELimits (a *cuelimit.Exceeded).
 func Render(dir string, opts Options) (*Rendered, error) {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
@@ -94,13 +99,22 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		diags diag.List
 	}
 	sources := map[string]*source{}
+	// stopped is a CUE evaluation over its limits, which ends the render.
+	var stopped error
 	read := func(file string) *source {
 		if s, ok := sources[file]; ok {
 			return s
 		}
 		s := &source{}
-		if l, err := load.ReadFiles(opts.RelativeTo, []string{file}); err == nil {
+		if stopped != nil {
+			return s
+		}
+		l, err := load.ReadFiles(opts.RelativeTo, []string{file}, opts.CUELimits)
+		switch ex := (*cuelimit.Exceeded)(nil); {
+		case err == nil:
 			s.docs, s.diags = l.Docs, l.Diags
+		case errors.As(err, &ex) && stopped == nil:
+			stopped = err
 		}
 		sources[file] = s
 		return s
@@ -167,6 +181,9 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		}
 		mp.walk(node, srcRoot, patchRoots, nil)
 		r.Docs = append(r.Docs, doc)
+	}
+	if stopped != nil {
+		return nil, stopped
 	}
 	for f := range patched {
 		r.Patches = append(r.Patches, f)

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/safeio"
 )
@@ -377,7 +378,7 @@ func LoadFiles(files []string) ([]*Document, diag.List, error) {
 // diagnostics, relative to dir when they lie below it. Files that hold no
 // Kubernetes object are passed over silently; ReadFiles lists them.
 func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
-	l, err := ReadFiles(dir, files)
+	l, err := ReadFiles(dir, files, cuelimit.Default)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -405,8 +406,9 @@ const notAnObject = "no document has apiVersion and kind: not a Kubernetes manif
 // ReadFiles reads the given files as LoadFilesIn does, and also says which
 // files were skipped because none of their documents is a Kubernetes object.
 // A file whose documents mix objects with such documents is an error at
-// each of the latter, as before.
-func ReadFiles(dir string, files []string) (*Loaded, error) {
+// each of the latter, as before. CUE files are evaluated under limits; see
+// Read.
+func ReadFiles(dir string, files []string, limits cuelimit.Limits) (*Loaded, error) {
 	sources := make([]Source, len(files))
 	for i, file := range files {
 		src, err := safeio.ReadFile(file, MaxFileBytes)
@@ -419,7 +421,7 @@ func ReadFiles(dir string, files []string) (*Loaded, error) {
 		}
 		sources[i] = Source{Name: f, Data: src}
 	}
-	return Read(sources), nil
+	return Read(sources, limits)
 }
 
 // Source is the content of a file, or of a stream such as standard input,
@@ -431,7 +433,12 @@ type Source struct {
 
 // Read reads sources as ReadFiles reads files. A source's format is told
 // by the extension of its name: .cue is CUE, anything else YAML or JSON.
-func Read(sources []Source) *Loaded {
+//
+// Each CUE file is evaluated under limits. The error is a
+// *cuelimit.Exceeded naming the file that went over them: its evaluation
+// cannot be interrupted and goes on, so the program should report the
+// error and exit.
+func Read(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
 	var chunks []*chunk
 	var cueFiles []*chunk
 	for _, s := range sources {
@@ -449,8 +456,13 @@ func Read(sources []Source) *Loaded {
 		}
 	}
 	parallel.For(len(chunks), func(i int) { chunks[i].parseYAML() })
+	// One at a time, so that each file's evaluation has the heap budget
+	// to itself.
 	for _, c := range cueFiles {
-		c.parseCUE()
+		task := cuelimit.Task{Name: "evaluation of CUE manifest " + c.file, Subject: "the file"}
+		if err := limits.Guard(task, c.parseCUE); err != nil {
+			return nil, err
+		}
 	}
 	// Order by file; a CUE file's documents slot in among the YAML ones.
 	all := append(chunks, cueFiles...)
@@ -480,7 +492,7 @@ func Read(sources []Source) *Loaded {
 			l.Skipped = append(l.Skipped, Skipped{Path: c.file, Reason: notAnObject})
 		}
 	}
-	return l
+	return l, nil
 }
 
 // splitStream cuts a YAML stream at its document markers. A marker at the

@@ -1,13 +1,17 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 type docSummary struct {
@@ -204,7 +208,7 @@ func TestDiscoverPassesOverWhatIsNotAManifest(t *testing.T) {
 	}
 
 	// What is left that is not a Kubernetes object is skipped when read.
-	l, err := ReadFiles(dir, in.Files)
+	l, err := ReadFiles(dir, in.Files, cuelimit.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,5 +315,30 @@ func TestAliasesKeepPositions(t *testing.T) {
 		if got := d.Lookup(path).Line; got != wantLine {
 			t.Errorf("Lookup(%q) is on line %d, want %d", path, got, wantLine)
 		}
+	}
+}
+
+// A CUE manifest that runs too long is stopped with an error that names
+// it. The comprehension here ends by itself in some hundreds of
+// milliseconds, so that the evaluation left running does not outlive the
+// test by much.
+func TestCUEManifestOverItsLimitsIsStopped(t *testing.T) {
+	slow := "import \"list\"\n\nitems: [for i in list.Range(0, 20000, 1) {i}]\n"
+	_, err := Read([]Source{{Name: "slow.cue", Data: []byte(slow)}}, cuelimit.Limits{Timeout: 10 * time.Millisecond})
+	var ex *cuelimit.Exceeded
+	if !errors.As(err, &ex) {
+		t.Fatalf("Read = %v; want *cuelimit.Exceeded", err)
+	}
+	want := "evaluation of CUE manifest slow.cue stopped after 10ms, its time limit: make the file cheaper"
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error:\n got %s\nwant it to start with %s", err, want)
+	}
+}
+
+func TestCUEManifestWithinItsLimitsIsRead(t *testing.T) {
+	src := "apiVersion: \"v1\"\nkind: \"ConfigMap\"\nmetadata: name: \"c\"\n"
+	l, err := Read([]Source{{Name: "c.cue", Data: []byte(src)}}, cuelimit.Limits{Timeout: time.Minute, Memory: 256 << 20})
+	if err != nil || len(l.Docs) != 1 || l.Docs[0].Name != "c" {
+		t.Fatalf("Read = %+v, %v; want the ConfigMap c", l, err)
 	}
 }

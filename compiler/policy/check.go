@@ -54,7 +54,7 @@ func (s *Set) Check(entries []*model.Entry, limits Limits) (diag.List, error) {
 		}
 		return strings.Join(what, ", and ")
 	}
-	if err := limits.guard(doing, work); err != nil {
+	if err := guard(limits, doing, work); err != nil {
 		return nil, err
 	}
 	var out diag.List

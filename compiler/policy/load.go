@@ -95,7 +95,7 @@ func Load(files []string, limits Limits) (*Set, diag.List, error) {
 		}
 		return "compiling the policy files"
 	}
-	err := limits.guard(doing, func() {
+	err := guard(limits, doing, func() {
 		diags = s.compileMetadata()
 	})
 	if err != nil {

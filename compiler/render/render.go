@@ -18,6 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/version"
@@ -36,6 +37,10 @@ type Options struct {
 	// Root is the project's root directory (that of knc.yaml), where
 	// project plugins live under .knc/plugins; empty loads none.
 	Root string
+	// CUELimits bound each evaluation of a project plugin: loading it,
+	// and rendering each object it claims. The zero value is
+	// cuelimit.Default.
+	CUELimits cuelimit.Limits
 }
 
 // ImageRepository is where knc's runtime image is published.
@@ -71,7 +76,8 @@ const (
 
 // Render compiles a checked project into the objects of its output
 // directory. Problems with the input are diagnostics; err is for I/O
-// errors and broken invariants.
+// errors, broken invariants, and a project plugin over opts.CUELimits (a
+// *cuelimit.Exceeded: its evaluation goes on, so the program should exit).
 func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.List, error) {
 	table, diags := routes.Compile(set, cfg)
 	if len(diags) > 0 {
@@ -94,7 +100,7 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 	}
 	reg := plugins.NewRegistry(plugins.KncOptions{Image: image})
 	if opts.Root != "" {
-		ps, d, err := plugins.LoadCUE(opts.Root)
+		ps, d, err := plugins.LoadCUE(opts.Root, opts.CUELimits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -450,6 +456,11 @@ func (r *renderer) plugins() error {
 		if errors.As(err, &dl) {
 			r.diags = append(r.diags, dl...)
 			continue
+		}
+		var ex *cuelimit.Exceeded
+		if errors.As(err, &ex) {
+			// It names the plugin and the object already.
+			return err
 		}
 		if err != nil {
 			return fmt.Errorf("plugin %s in namespace %s: %w", p.Name(), k.namespace, err)

@@ -55,6 +55,12 @@ are the plain files outside every kustomization; build builds one unit,
 so give it the overlay to build. PATH - reads a YAML stream from standard
 input.
 
+Project plugins in CUE (.knc/plugins) render the Brokers and Channels of
+their class. Each CUE evaluation, of a .cue manifest, a plugin or the
+policies, is bounded by --cue-timeout and --cue-memory: one that goes over
+is stopped with an error naming the file or plugin (exit 1), and nothing
+is written.
+
 The runtime's image is --image, else runtime.image in knc.yaml, else the
 image of this knc's release, pinned to its digest when the release build
 knows it (REPO:VERSION@sha256:DIGEST). A knc that is not a release has no
@@ -90,12 +96,13 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 				return err
 			}
 			out, diags, err := render.Render(res.Set, res.Config, render.Options{
-				Image:   image,
-				Version: version.Get(),
-				Root:    projectRoot(res, args),
+				Image:     image,
+				Version:   version.Get(),
+				Root:      projectRoot(res, args),
+				CUELimits: flags.cue.limits,
 			})
 			if err != nil {
-				return &exitError{code: exitTrouble, err: err}
+				return loadFailure(err)
 			}
 			if len(diags) > 0 {
 				if wd, err := os.Getwd(); err == nil {

@@ -21,6 +21,7 @@ type loadFlags struct {
 	stderr  io.Writer
 	// policies, when set, checks the objects against CUE policies.
 	policies *policyFlags
+	cue      cueLimitFlags
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
@@ -28,9 +29,13 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "skip files and directories matching this path.Match `pattern`, relative to the current directory (repeatable)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat warnings (checks stricter than Knative's admission) as errors")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "list on stderr the files and directories passed over, and the deploy units found")
+	f.cue.register(cmd)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		f.stdin, f.stderr = cmd.InOrStdin(), cmd.ErrOrStderr()
+		if err := f.cue.parse(cmd); err != nil {
+			return err
+		}
 		if prev != nil {
 			return prev(cmd, args)
 		}
@@ -38,18 +43,19 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 	}
 }
 
-// load compiles paths; an I/O error is a usage-level failure (exit 2).
+// load compiles paths; an I/O error is a usage-level failure (exit 2), a
+// CUE manifest over its limits a failure (exit 1).
 func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
 	exclude := f.exclude
 	if f.policies != nil {
 		exclude = append(slices.Clip(exclude), f.policies.exclude()...)
 	}
-	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin})
+	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits})
 	if err != nil {
-		return nil, &exitError{code: exitTrouble, err: err}
+		return nil, loadFailure(err)
 	}
 	if f.policies != nil {
-		if err := f.policies.check(res, paths); err != nil {
+		if err := f.policies.check(res, paths, f.cue.limits); err != nil {
 			return nil, err
 		}
 	}

@@ -141,9 +141,9 @@ func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev 
 		printDiagnostics(stderr, headRes.Diagnostics)
 		return base, head, nil, silentExit(exitTrouble)
 	}
-	r, err = diff.LoadRevision(ctx, rev, compiler.Options{Paths: args, ConfigFile: f.config, Exclude: f.exclude})
+	r, err = diff.LoadRevision(ctx, rev, compiler.Options{Paths: args, ConfigFile: f.config, Exclude: f.exclude, CUELimits: f.cue.limits})
 	if err != nil {
-		return base, head, nil, &exitError{code: exitTrouble, err: err}
+		return base, head, nil, loadFailure(err)
 	}
 	fail := func(err error) (diff.Sides, diff.Sides, *diff.Revision, error) {
 		r.Close()
@@ -224,9 +224,9 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	if res, err = singleUnit(res, "diff"); err != nil {
 		return err
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args)})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args), CUELimits: f.load.cue.limits})
 	if err != nil {
-		return &exitError{code: exitTrouble, err: err}
+		return loadFailure(err)
 	}
 	if len(diags) > 0 {
 		if wd, err := os.Getwd(); err == nil {
@@ -354,9 +354,9 @@ func writeAgainstMarkdown(w io.Writer, rep againstReport) error {
 // rev, as errors, for knc validate --base. Manifests that do not validate
 // at rev are trouble: nothing can be compared with them.
 func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args []string, res *compiler.Result) error {
-	r, err := diff.LoadRevision(cmd.Context(), rev, compiler.Options{Paths: args, ConfigFile: flags.config, Exclude: flags.exclude})
+	r, err := diff.LoadRevision(cmd.Context(), rev, compiler.Options{Paths: args, ConfigFile: flags.config, Exclude: flags.exclude, CUELimits: flags.cue.limits})
 	if err != nil {
-		return &exitError{code: exitTrouble, err: err}
+		return loadFailure(err)
 	}
 	defer r.Close()
 	if !r.Result.Valid() {

@@ -3,21 +3,18 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/policy"
+	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // policyFlags are the flags of the commands that check CUE policies.
 type policyFlags struct {
-	dirs    []string
-	timeout time.Duration
-	memory  string
+	dirs []string
 }
 
 // registerPolicies makes the command check the objects against the
@@ -26,8 +23,7 @@ func (f *loadFlags) registerPolicies(cmd *cobra.Command) {
 	f.policies = &policyFlags{}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.policies.dirs, "policies", nil, "also check the CUE policies in `DIR`, such as a platform team's repository checked out beside this one (repeatable)")
-	fl.DurationVar(&f.policies.timeout, "policy-timeout", policy.DefaultLimits.Timeout, "stop checking policies after this `DURATION`, as an error")
-	fl.StringVar(&f.policies.memory, "policy-memory", "2Gi", "stop checking policies when they grow memory by this `QUANTITY` (such as 512Mi), as an error")
+	f.cue.registerPolicyAliases(cmd)
 }
 
 // exclude keeps the directories of --policies out of the manifests: their
@@ -55,13 +51,9 @@ func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string 
 }
 
 // check adds to res the violations of the policies, found in each deploy
-// unit on its own.
-func (f *policyFlags) check(res *compiler.Result, paths []string) error {
-	q, err := resource.ParseQuantity(f.memory)
-	if err != nil || q.Sign() <= 0 {
-		return usageError("--policy-memory %q: want a quantity such as 512Mi or 2Gi", f.memory)
-	}
-	limits := policy.Limits{Timeout: f.timeout, Memory: uint64(q.Value())}
+// unit on its own, compiling them and then checking each unit under
+// limits.
+func (f *policyFlags) check(res *compiler.Result, paths []string, limits cuelimit.Limits) error {
 	files, err := policy.Files(f.policyDirs(res, paths))
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}

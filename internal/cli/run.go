@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -204,6 +206,13 @@ func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Tabl
 			table, err := load()
 			if err == nil {
 				err = eng.Reload(ctx, table)
+			}
+			var ex *cuelimit.Exceeded
+			if errors.As(err, &ex) {
+				// The evaluation cannot be stopped: it would take the
+				// runtime's memory while it serves.
+				log.Error("reload failed, and the CUE evaluation over its limits cannot be stopped; exiting", "error", err)
+				return &exitError{code: exitFailed, err: err}
 			}
 			if err != nil {
 				log.Error("reload failed; the previous routing table stays in force", "error", err)

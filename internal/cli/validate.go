@@ -59,9 +59,11 @@ knc.yaml, and in each directory given with --policies. Every object of a
 deploy unit is checked against each policy that matches it (by kind,
 namespace or labels); a violation is reported at the object's field, with
 the policy's name and message, as an error or a warning as the policy says.
-A policy that runs longer than --policy-timeout, or grows memory by more
-than --policy-memory, is stopped with an error. See 'knc schema' for the
-shape of a policy file.
+See 'knc schema' for the shape of a policy file.
+
+Every CUE evaluation (each .cue manifest, and the policies) is bounded: one
+that runs longer than --cue-timeout, or grows memory by more than
+--cue-memory, is stopped with an error naming the file or policy (exit 1).
 
 Errors are printed on stderr as FILE:LINE:COL: FIELD.PATH: MESSAGE, sorted,
 each once. Checks where knc is stricter than Knative's admission on purpose
