@@ -2,11 +2,8 @@ package graph_test
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -18,7 +15,7 @@ import (
 )
 
 // project writes manifests into a temporary directory and draws them.
-func project(t *testing.T, files map[string]string) *graph.Graph {
+func project(t testing.TB, files map[string]string) *graph.Graph {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for name, content := range files {
@@ -287,7 +284,7 @@ func TestTriggerFilter(t *testing.T) {
 	}
 }
 
-// TestSVG checks every golden project's SVG as an XML document.
+// TestSVG checks the geometry of every golden project's SVG.
 func TestSVG(t *testing.T) {
 	for name, dir := range goldenProjects {
 		t.Run(name, func(t *testing.T) { checkSVG(t, load(t, dir)) })
@@ -295,147 +292,12 @@ func TestSVG(t *testing.T) {
 	t.Run("empty", func(t *testing.T) { checkSVG(t, &graph.Graph{}) })
 }
 
-type box struct {
-	id         string
-	x, y, w, h float64
-}
-
-// checkSVG decodes the whole SVG with encoding/xml and checks that it is
-// an SVG 1.1 document with a box for every node, holding its name, inside
-// the image and overlapping no other box, and a path for every edge.
-func checkSVG(t *testing.T, g *graph.Graph) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := graph.WriteSVG(&buf, g); err != nil {
-		t.Fatal(err)
+// TestMeshSVG checks the geometry of generated meshes of 40 and 200
+// Triggers over three Brokers and two Channels.
+func TestMeshSVG(t *testing.T) {
+	for _, triggers := range []int{40, 200} {
+		t.Run(fmt.Sprint(triggers), func(t *testing.T) {
+			checkSVG(t, project(t, mesh(triggers)))
+		})
 	}
-	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
-	var (
-		root          *xml.StartElement
-		width, height float64
-		boxes         []box
-		names         = map[string]bool{}
-		paths         int
-		stack         []xml.StartElement
-		group         string
-		ids           = map[string]bool{}
-	)
-	attr := func(e xml.StartElement, name string) string {
-		for _, a := range e.Attr {
-			if a.Name.Local == name {
-				return a.Value
-			}
-		}
-		return ""
-	}
-	number := func(e xml.StartElement, name string) float64 {
-		v, err := strconv.ParseFloat(attr(e, name), 64)
-		if err != nil {
-			t.Fatalf("<%s %s=%q>: %v", e.Name.Local, name, attr(e, name), err)
-		}
-		return v
-	}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, buf.String())
-		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			tok = tok.Copy()
-			if root == nil {
-				root = &tok
-				if tok.Name.Space != "http://www.w3.org/2000/svg" || tok.Name.Local != "svg" || attr(tok, "version") != "1.1" {
-					t.Fatalf("root element is %v version %q, want svg 1.1 in the SVG namespace", tok.Name, attr(tok, "version"))
-				}
-				width, height = number(tok, "width"), number(tok, "height")
-				if attr(tok, "viewBox") != "0 0 "+attr(tok, "width")+" "+attr(tok, "height") {
-					t.Errorf("viewBox %q does not match width and height", attr(tok, "viewBox"))
-				}
-			}
-			if tok.Name.Local == "g" && strings.Contains(attr(tok, "class"), "node") {
-				group = attr(tok, "id")
-				if ids[group] {
-					t.Errorf("two nodes have the id %q", group)
-				}
-				ids[group] = true
-			}
-			if tok.Name.Local == "rect" && attr(tok, "class") == "box" {
-				boxes = append(boxes, box{group, number(tok, "x"), number(tok, "y"), number(tok, "width"), number(tok, "height")})
-			}
-			if tok.Name.Local == "path" && strings.Contains(attr(tok, "class"), "edge") {
-				paths++
-				if !strings.HasPrefix(attr(tok, "marker-end"), "url(#arrow") {
-					t.Errorf("edge without an arrowhead: %v", tok.Attr)
-				}
-			}
-			stack = append(stack, tok)
-		case xml.EndElement:
-			stack = stack[:len(stack)-1]
-		case xml.CharData:
-			if len(stack) > 0 && stack[len(stack)-1].Name.Local == "text" && attr(stack[len(stack)-1], "class") == "name" {
-				names[string(tok)] = true
-			}
-		}
-	}
-	if root == nil {
-		t.Fatal("no root element")
-	}
-
-	var wantNames []string
-	nodes, edges := 0, 0
-	for _, ns := range g.Namespaces {
-		for _, s := range ns.Sources {
-			nodes++
-			wantNames = append(wantNames, s.Name)
-			edges += len(s.Edges)
-			for _, r := range s.Routes {
-				nodes++
-				edges += 1 + len(r.Edges)
-				wantNames = append(wantNames, r.Name)
-			}
-		}
-		for _, s := range ns.Sinks {
-			nodes++
-			wantNames = append(wantNames, s.Label())
-		}
-	}
-	for _, s := range g.Outside {
-		nodes++
-		wantNames = append(wantNames, s.Label())
-	}
-	if len(boxes) != nodes {
-		t.Errorf("SVG has %d boxes, want one per node: %d", len(boxes), nodes)
-	}
-	if paths != edges {
-		t.Errorf("SVG has %d edges, want %d", paths, edges)
-	}
-	for _, n := range wantNames {
-		if !names[n] && !hasCut(names, n) {
-			t.Errorf("no box is named %q", n)
-		}
-	}
-	for i, a := range boxes {
-		if a.x < 0 || a.y < 0 || a.x+a.w > width || a.y+a.h > height {
-			t.Errorf("box %s (%v) lies outside the %vx%v image", a.id, a, width, height)
-		}
-		for _, b := range boxes[i+1:] {
-			if a.x < b.x+b.w && b.x < a.x+a.w && a.y < b.y+b.h && b.y < a.y+a.h {
-				t.Errorf("boxes %s %v and %s %v overlap", a.id, a, b.id, b)
-			}
-		}
-	}
-}
-
-// hasCut reports whether a name too long for its box is there, shortened.
-func hasCut(names map[string]bool, name string) bool {
-	for n := range names {
-		if prefix, ok := strings.CutSuffix(n, "…"); ok && strings.HasPrefix(name, prefix) {
-			return true
-		}
-	}
-	return false
 }

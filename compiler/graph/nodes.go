@@ -9,6 +9,9 @@ import (
 type node struct {
 	short string
 	id    string
+	// svgID names the node in an SVG: its object's ID, or for a route
+	// drawn under two sources in a graph of changes, its key.
+	svgID string
 	kind  string
 	// lines are the box's text: a small kind line, the name, and for a
 	// Trigger its filter.
@@ -31,9 +34,10 @@ const (
 type group struct {
 	title string
 	nodes []*node
-	// sources, routes and sinks of the group, in drawing order.
-	sources []*Source
-	sinks   []*Sink
+	// clusters are the group's Brokers and Channels, each followed by its
+	// Triggers or Subscriptions; loose are the other nodes.
+	clusters [][]*node
+	loose    []*node
 }
 
 // edge is one arrow to draw.
@@ -59,14 +63,28 @@ const maxDetail = 48
 func flatten(g *Graph) *flat {
 	f := &flat{byID: map[string]*node{}}
 	count := 0
+	svgIDs := map[string]bool{}
 	add := func(gr *group, n *node) {
 		n.short = "n" + strconv.Itoa(count)
 		count++
+		if n.svgID == "" || svgIDs[n.svgID] {
+			n.svgID = n.id
+		}
+		svgIDs[n.svgID] = true
 		f.byID[n.id] = n
 		gr.nodes = append(gr.nodes, n)
+		switch n.shape {
+		case shapeSource:
+			gr.clusters = append(gr.clusters, []*node{n})
+		case shapeRoute:
+			last := len(gr.clusters) - 1
+			gr.clusters[last] = append(gr.clusters[last], n)
+		default:
+			gr.loose = append(gr.loose, n)
+		}
 	}
 	for _, ns := range g.Namespaces {
-		gr := &group{title: "namespace " + ns.Name, sources: ns.Sources, sinks: ns.Sinks}
+		gr := &group{title: "namespace " + ns.Name}
 		for _, s := range ns.Sources {
 			kindLine := s.Kind
 			if s.Class != "" {
@@ -77,7 +95,7 @@ func flatten(g *Graph) *flat {
 			}
 			add(gr, &node{id: s.ID, kind: s.Kind, kindLine: kindLine, name: s.Name, shape: shapeSource, status: s.Status, external: s.External})
 			for _, r := range s.Routes {
-				add(gr, &node{id: routeKey(s, r), kind: r.Kind, kindLine: r.Kind, name: r.Name, detail: r.Filter, shape: shapeRoute, status: r.Status})
+				add(gr, &node{id: routeKey(s, r), svgID: r.ID, kind: r.Kind, kindLine: r.Kind, name: r.Name, detail: r.Filter, shape: shapeRoute, status: r.Status})
 			}
 		}
 		for _, s := range ns.Sinks {
@@ -86,7 +104,7 @@ func flatten(g *Graph) *flat {
 		f.groups = append(f.groups, gr)
 	}
 	if len(g.Outside) > 0 {
-		gr := &group{title: "by URI", sinks: g.Outside}
+		gr := &group{title: "by URI"}
 		for _, s := range g.Outside {
 			add(gr, &node{id: s.ID, kind: KindURI, kindLine: "URI", name: s.URI, shape: shapeURI, status: s.Status})
 		}

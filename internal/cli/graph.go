@@ -44,7 +44,7 @@ The output is deterministic: the same manifests give the same bytes.`,
   # Through Graphviz.
   knc graph -o dot | dot -Tpng > topology.png`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "mermaid", "dot", "svg"); err != nil {
+			if err := checkOutput(output, "mermaid", "dot", "svg", "png"); err != nil {
 				return err
 			}
 			g, err := loadGraph(cmd, &flags, args)
@@ -97,6 +97,8 @@ func writeGraph(w io.Writer, format string, g *graph.Graph) error {
 		err = graph.WriteDOT(bw, g)
 	case "svg":
 		err = graph.WriteSVG(bw, g)
+	case "png":
+		err = graph.WritePNG(bw, g)
 	default:
 		err = graph.WriteMermaid(bw, g)
 	}
