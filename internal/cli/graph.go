@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ func newGraphCmd() *cobra.Command {
 	var (
 		flags  loadFlags
 		output string
+		sel    graph.Selection
 	)
 	cmd := &cobra.Command{
 		Use:   "graph [PATH...]",
@@ -32,7 +34,23 @@ Formats (-o):
   mermaid  a Mermaid flowchart (the default), which GitHub and GitLab draw
            in Markdown inside a mermaid code block
   dot      a Graphviz digraph, for 'dot -Tpng'
-  svg      a standalone SVG image, laid out by knc itself
+  svg      a standalone SVG image, laid out by Graphviz's dot, which runs
+           inside knc: no other tool is needed
+  png      the same drawing as a PNG image
+
+Each namespace is a box; in it each Broker or Channel and its Triggers or
+Subscriptions share a shaded box. Replies are drawn blue and bold,
+dead-letter deliveries orange and dashed; the legend says so too.
+
+A large topology can be drawn one piece at a time:
+  --namespace NS      the Brokers and Channels of these namespaces
+  --broker NAME       these Brokers (NAME or NAMESPACE/NAME) and their
+                      Triggers
+  --focus KIND/NS/NAME --depth N
+                      one node and what lies within N deliveries of it,
+                      either way (a Trigger and its Broker count as one)
+Each narrows the others. A namespace, Broker or focus that names nothing
+is a usage error (exit code 2), with a near name suggested.
 
 The output is deterministic: the same manifests give the same bytes.`,
 		Example: `  # Paste the topology into a pull request or a README.
@@ -41,24 +59,45 @@ The output is deterministic: the same manifests give the same bytes.`,
   # An image, without any other tool.
   knc graph -o svg > topology.svg
 
-  # Through Graphviz.
-  knc graph -o dot | dot -Tpng > topology.png`,
+  # A PNG, for a chat message or a slide.
+  knc graph -o png > topology.png
+
+  # One Broker of a large repository.
+  knc graph --broker shop/orders -o svg > orders.svg
+
+  # Who delivers to the billing Service, and what else they deliver to.
+  knc graph --focus Service/shop/billing --depth 2
+
+  # Through your own Graphviz.
+  knc graph -o dot | dot -Tpdf > topology.pdf`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, "mermaid", "dot", "svg", "png"); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("depth") && sel.Focus == "" {
+				return usageError("--depth %d: give --focus KIND/NAMESPACE/NAME, whose neighbourhood --depth bounds", sel.Depth)
+			}
 			g, err := loadGraph(cmd, &flags, args)
 			if err != nil {
+				return err
+			}
+			if g, err = g.Select(sel); err != nil {
+				if e, ok := errors.AsType[*graph.SelectionError](err); ok {
+					return usageError("--%s %s: %s", e.Part, e.Value, e.Reason)
+				}
 				return err
 			}
 			return writeGraph(cmd.OutOrStdout(), output, g)
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "mermaid", "output format: mermaid, dot or svg")
+	cmd.Flags().StringVarP(&output, "output", "o", "mermaid", "output format: mermaid, dot, svg or png")
+	cmd.Flags().StringSliceVar(&sel.Namespaces, "namespace", nil, "draw only the Brokers and Channels of these `namespaces` (repeatable or comma-separated)")
+	cmd.Flags().StringSliceVar(&sel.Brokers, "broker", nil, "draw only these `Brokers`, each NAME or NAMESPACE/NAME (repeatable or comma-separated)")
+	cmd.Flags().StringVar(&sel.Focus, "focus", "", "draw only the neighbourhood of this `node`, KIND/NAMESPACE/NAME such as Trigger/shop/orders")
+	cmd.Flags().IntVar(&sel.Depth, "depth", 1, "how many deliveries, either way, the neighbourhood of --focus reaches")
 	return cmd
 }
-
 // loadGraph loads and checks the manifests, reporting invalid ones as
 // validate does, and draws their topology.
 func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*graph.Graph, error) {

@@ -27,8 +27,16 @@ func TestMain(m *testing.M) {
 // TestScript runs the testscript cases in testdata/script. Set KNC_UPDATE=1
 // to rewrite their expected output.
 func TestScript(t *testing.T) {
+	// Every knc process compiles Graphviz's WebAssembly module when it
+	// starts, unless it finds it in a cache under its TMPDIR; one TMPDIR
+	// for every script compiles it once instead of once per script.
+	tmp := t.TempDir()
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TMPDIR", tmp)
+			return nil
+		},
 		UpdateScripts:       os.Getenv("KNC_UPDATE") != "",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
