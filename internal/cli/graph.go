@@ -98,6 +98,7 @@ The output is deterministic: the same manifests give the same bytes.`,
 	cmd.Flags().IntVar(&sel.Depth, "depth", 1, "how many deliveries, either way, the neighbourhood of --focus reaches")
 	return cmd
 }
+
 // loadGraph loads and checks the manifests, reporting invalid ones as
 // validate does, and draws their topology.
 func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*graph.Graph, error) {
