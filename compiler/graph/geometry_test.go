@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/knc-dev/knc/compiler/graph"
 )
 
@@ -314,21 +316,24 @@ func checkSVG(t *testing.T, g *graph.Graph) *drawing {
 			t.Errorf("edge %s has %d paths and %d arrowheads, want one or more of each", e.title, e.paths, e.arrows)
 		}
 	}
-	checkOverlaps(t, d)
+	for _, p := range overlaps(d) {
+		t.Error(p)
+	}
 	return d
 }
 
-// checkOverlaps reports node boxes that overlap, and edge labels or
-// cluster titles that overlap a node box or each other.
-func checkOverlaps(t *testing.T, d *drawing) {
-	t.Helper()
+// overlaps lists node boxes outside the image or overlapping each other,
+// and edge labels or cluster titles that overlap a node box or each other.
+func overlaps(d *drawing) []string {
+	var problems []string
+	errorf := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	for i, a := range d.nodes {
 		if a.box.union(d.viewBox) != d.viewBox {
-			t.Errorf("node %s %v lies outside the image %v", a.id, a.box, d.viewBox)
+			errorf("node %s %v lies outside the image %v", a.id, a.box, d.viewBox)
 		}
 		for _, b := range d.nodes[i+1:] {
 			if a.box.overlaps(b.box) {
-				t.Errorf("nodes %s %v and %s %v overlap", a.id, a.box, b.id, b.box)
+				errorf("nodes %s %v and %s %v overlap", a.id, a.box, b.id, b.box)
 			}
 		}
 	}
@@ -348,15 +353,16 @@ func checkOverlaps(t *testing.T, d *drawing) {
 	for i, l := range labels {
 		for _, n := range d.nodes {
 			if l.box.overlaps(n.box) {
-				t.Errorf("label %q of %s %v overlaps node %s %v", l.text, l.owner, l.box, n.id, n.box)
+				errorf("label %q of %s %v overlaps node %s %v", l.text, l.owner, l.box, n.id, n.box)
 			}
 		}
 		for _, o := range labels[i+1:] {
 			if l.box.overlaps(o.box) {
-				t.Errorf("label %q of %s %v overlaps label %q of %s %v", l.text, l.owner, l.box, o.text, o.owner, o.box)
+				errorf("label %q of %s %v overlaps label %q of %s %v", l.text, l.owner, l.box, o.text, o.owner, o.box)
 			}
 		}
 	}
+	return problems
 }
 
 var transformPattern = regexp.MustCompile(`^scale\(([0-9.]+) ([0-9.]+)\) rotate\(0\) translate\((-?[0-9.]+) (-?[0-9.]+)\)$`)
@@ -373,4 +379,45 @@ func parseTransform(t *testing.T, s string) (scale float64, translate [2]float64
 	translate[0], _ = strconv.ParseFloat(m[3], 64)
 	translate[1], _ = strconv.ParseFloat(m[4], 64)
 	return scale, translate
+}
+
+// TestOverlapsFound shows that the geometry check sees what it looks for,
+// on a drawing in Graphviz's form: two nodes on top of one another, an edge
+// label across a node, and a cluster title under an edge label.
+func TestOverlapsFound(t *testing.T) {
+	svg := `<svg viewBox="0.00 0.00 300.00 200.00" xmlns="http://www.w3.org/2000/svg">
+<g id="graph0" class="graph" transform="scale(1 1) rotate(0) translate(4 196)">
+<g id="clust1" class="cluster"><title>cluster_0</title>
+<polygon points="0,0 0,-190 290,-190 290,0 0,0"/>
+<text text-anchor="middle" x="60" y="-170" font-size="12.00">namespace shop</text>
+</g>
+<g id="Broker/shop/a" class="node"><title>n0</title>
+<polygon points="10,-10 10,-50 90,-50 90,-10 10,-10"/>
+<text text-anchor="middle" x="50" y="-25" font-size="11.00">a</text>
+</g>
+<g id="Broker/shop/b" class="node"><title>n1</title>
+<path d="M60,-30C60,-30 140,-30 140,-30 140,-70 60,-70 60,-30"/>
+<text text-anchor="middle" x="100" y="-45" font-size="11.00">b</text>
+</g>
+<g id="Service/shop/c" class="node"><title>n2</title>
+<ellipse cx="220" cy="-100" rx="30" ry="15"/>
+<text text-anchor="middle" x="220" y="-96" font-size="11.00">c</text>
+</g>
+<g id="edge1" class="edge"><title>n0&#45;&gt;n2</title>
+<path d="M90,-30C150,-60 180,-90 190,-100"/>
+<polygon points="190,-104 198,-100 190,-96 190,-104"/>
+<text text-anchor="start" x="180" y="-98" font-size="10.00">dead letter</text>
+<text text-anchor="end" x="110" y="-168" font-size="10.00">/hooks</text>
+</g>
+</g>
+</svg>`
+	got := overlaps(parseDrawing(t, []byte(svg)))
+	want := []string{
+		"nodes Broker/shop/a [14.0,146.0 80.0x40.0] and Broker/shop/b [64.0,126.0 80.0x40.0] overlap",
+		`label "dead letter" of edge n0->n2 [184.0,90.0 66.0x10.0] overlaps node Service/shop/c [194.0,81.0 60.0x30.0]`,
+		`label "/hooks" of edge n0->n2 [78.0,20.0 36.0x10.0] overlaps label "namespace shop" of cluster title [13.6,16.4 100.8x12.0]`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
 }

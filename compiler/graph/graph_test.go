@@ -3,6 +3,8 @@ package graph_test
 import (
 	"bytes"
 	"fmt"
+	"image/png"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -299,5 +301,26 @@ func TestMeshSVG(t *testing.T) {
 		t.Run(fmt.Sprint(triggers), func(t *testing.T) {
 			checkSVG(t, project(t, mesh(triggers)))
 		})
+	}
+}
+
+// TestPNG decodes the PNG of a project: it is the SVG's drawing, at 96
+// pixels to the inch, Graphviz's default, where the SVG has 72 points.
+func TestPNG(t *testing.T) {
+	g := load(t, "../../examples/quickstart")
+	var buf bytes.Buffer
+	if err := graph.WritePNG(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	d := checkSVG(t, g)
+	const pixelsPerPoint = 96.0 / 72
+	width, height := (d.viewBox.x1-d.viewBox.x0)*pixelsPerPoint, (d.viewBox.y1-d.viewBox.y0)*pixelsPerPoint
+	got := img.Bounds().Size()
+	if math.Abs(float64(got.X)-width) > 2 || math.Abs(float64(got.Y)-height) > 2 {
+		t.Errorf("PNG is %v pixels, want the SVG's size at 96 dpi, %.0fx%.0f", got, width, height)
 	}
 }
