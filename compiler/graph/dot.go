@@ -112,9 +112,9 @@ func writeLegend(bw *bufio.Writer) {
 		stroke, colour string
 		role           Role
 	}{
-		{"━━━", colourSubscriber, Subscriber},
-		{"━━━", colourReply, Reply},
-		{"╍╍╍", colourDeadLetter, DeadLetter},
+		{"———", colourSubscriber, Subscriber},
+		{"———", colourReply, Reply},
+		{"– – –", colourDeadLetter, DeadLetter},
 	} {
 		bw.WriteString("<tr><td><font color=\"" + row.colour + "\">" + row.stroke + "</font></td><td align=\"left\">" + string(row.role) + "</td></tr>")
 	}

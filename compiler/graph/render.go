@@ -39,7 +39,11 @@ func render(w io.Writer, g *Graph, format graphviz.Format) error {
 	defer engine.Unlock()
 	ctx := context.Background()
 	if engine.gv == nil {
-		gv, err := graphviz.New(ctx)
+		plugins, err := pngPlugins(ctx)
+		if err != nil {
+			return fmt.Errorf("starting graphviz: %w", err)
+		}
+		gv, err := graphviz.NewWithPlugins(ctx, plugins...)
 		if err != nil {
 			return fmt.Errorf("starting graphviz: %w", err)
 		}
