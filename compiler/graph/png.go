@@ -38,7 +38,6 @@ func pngPlugins(ctx context.Context) ([]gvc.Plugin, error) {
 	return []gvc.Plugin{render, device}, nil
 }
 
-
 func (r *pngRenderer) point(job *gvc.Job, p *gvc.PointFloat) (float64, float64) {
 	s := job.Scale()
 	return s.X() * p.X(), s.Y() * -p.Y()
