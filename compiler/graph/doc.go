@@ -2,7 +2,9 @@
 // their Triggers and Subscriptions, and the subscribers, replies and
 // dead-letter sinks these deliver to, grouped by namespace. It writes the
 // topology as Mermaid (for Markdown and pull requests), as Graphviz DOT,
-// and as SVG laid out by itself, so that no external tool is needed.
+// and as SVG and PNG laid out by Graphviz's dot, which runs as WebAssembly
+// inside the process, so that no external tool is needed. Select draws one
+// part of a large graph.
 //
 // A graph of one revision is built from the checked model and its routing
 // table; Changes compares the graphs of two revisions, which knc diff shows.

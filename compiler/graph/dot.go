@@ -15,8 +15,10 @@ const (
 	colourReply      = "#0969da"
 	colourDeadLetter = "#bc4c00"
 	// fontFamily is a family whose metrics Graphviz knows without a font
-	// library: it sizes every box from them.
-	fontFamily = "Helvetica"
+	// library: it sizes every box from them. Verdana is among the widest
+	// sans-serif faces, so that text fits its box in whichever font the
+	// viewer substitutes (svgFontFamily).
+	fontFamily = "Verdana"
 )
 
 // largeGraph is the number of nodes above which dot is asked to spend less

@@ -14,8 +14,18 @@ import (
 // from the DOT that WriteDOT writes. Graphviz runs as WebAssembly inside
 // the process, so no external tool is needed.
 func WriteSVG(w io.Writer, g *Graph) error {
-	return render(w, g, graphviz.SVG)
+	var buf bytes.Buffer
+	if err := render(&buf, g, graphviz.SVG); err != nil {
+		return err
+	}
+	_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte(`font-family="`+fontFamily+`"`), []byte(`font-family="`+svgFontFamily+`"`)))
+	return err
 }
+
+// svgFontFamily is the font of the SVG's text: Verdana, whose widths the
+// boxes were sized by, or else a face of like width, not the viewer's
+// default serif.
+const svgFontFamily = fontFamily + ",DejaVu Sans,Bitstream Vera Sans,sans-serif"
 
 // WritePNG writes g as a PNG image, laid out as WriteSVG lays it out.
 func WritePNG(w io.Writer, g *Graph) error {
