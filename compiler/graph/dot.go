@@ -43,6 +43,14 @@ func WriteDOT(w io.Writer, g *Graph) error {
 	bw.WriteString("  node [fontname=\"" + fontFamily + "\", fontsize=11, style=\"filled\", fillcolor=\"#ffffff\", margin=\"0.2,0.08\"];\n")
 	bw.WriteString("  edge [fontname=\"" + fontFamily + "\", fontsize=10, arrowsize=0.7];\n")
 	for i, gr := range f.groups {
+		if gr.outside {
+			// Their arrow shape says they are URIs. A box with a title
+			// would be crossed by the edges that come in from above.
+			for _, n := range gr.loose {
+				bw.WriteString("  " + n.short + " [" + dotNodeAttrs(n) + "];\n")
+			}
+			continue
+		}
 		prefix := "cluster_" + strconv.Itoa(i)
 		bw.WriteString("  subgraph " + prefix + " {\n")
 		bw.WriteString("    label=" + dotString(gr.title) + ";\n")

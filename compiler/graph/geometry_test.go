@@ -47,7 +47,9 @@ type drawnText struct {
 
 // drawnNode is a node as drawn: its outline and its lines of text.
 type drawnNode struct {
-	id    string
+	id string
+	// title is the node's name in the DOT, which edge titles use.
+	title string
 	box   rect
 	texts []string
 }
@@ -58,6 +60,8 @@ type drawnEdge struct {
 	paths  int
 	arrows int
 	labels []drawnText
+	// points are samples of the edge's curves.
+	points [][2]float64
 }
 
 // drawing is what a Graphviz SVG shows, read back from its elements.
@@ -206,6 +210,10 @@ func parseDrawing(t *testing.T, svg []byte) *drawing {
 				case "edge":
 					if tok.Name.Local == "path" {
 						edge.paths++
+						for _, pt := range sampleCurve(attr(tok, "d")) {
+							r := place(rect{pt[0], pt[1], pt[0], pt[1]})
+							edge.points = append(edge.points, [2]float64{r.x0, r.y0})
+						}
 					} else {
 						edge.arrows++
 					}
@@ -226,8 +234,11 @@ func parseDrawing(t *testing.T, svg []byte) *drawing {
 			top := stack[len(stack)-1]
 			switch top.Name.Local {
 			case "title":
-				if edge != nil {
+				switch {
+				case edge != nil:
 					edge.title = string(tok)
+				case node != nil:
+					node.title = string(tok)
 				}
 			case "text":
 				s := string(tok)
@@ -350,6 +361,28 @@ func overlaps(d *drawing) []string {
 	for _, l := range d.clusterTitles {
 		labels = append(labels, label{"cluster title", l})
 	}
+	// An edge is traceable when it runs through no box but those of its
+	// own ends, and under no title.
+	byTitle := map[string]drawnNode{}
+	for _, n := range d.nodes {
+		byTitle[n.title] = n
+	}
+	for _, e := range d.edges {
+		from, to, _ := strings.Cut(e.title, "->")
+		for _, n := range d.nodes {
+			if n.title == from || n.title == to {
+				continue
+			}
+			if pt, ok := crosses(e.points, n.box); ok {
+				errorf("edge %s runs through node %s %v at %.1f,%.1f", e.title, n.id, n.box, pt[0], pt[1])
+			}
+		}
+		for _, l := range d.clusterTitles {
+			if pt, ok := crosses(e.points, l.box); ok {
+				errorf("edge %s runs through the title %q %v at %.1f,%.1f", e.title, l.text, l.box, pt[0], pt[1])
+			}
+		}
+	}
 	for i, l := range labels {
 		for _, n := range d.nodes {
 			if l.box.overlaps(n.box) {
@@ -363,6 +396,40 @@ func overlaps(d *drawing) []string {
 		}
 	}
 	return problems
+}
+
+// crosses returns a point that lies inside r, by more than a sliver.
+func crosses(points [][2]float64, r rect) ([2]float64, bool) {
+	const slack = 1
+	for _, p := range points {
+		if p[0] > r.x0+slack && p[0] < r.x1-slack && p[1] > r.y0+slack && p[1] < r.y1-slack {
+			return p, true
+		}
+	}
+	return [2]float64{}, false
+}
+
+// sampleCurve samples the cubic Bézier curves of Graphviz's edge path
+// data, "Mx,yCx1,y1 x2,y2 x3,y3 …", at twenty points each.
+func sampleCurve(d string) [][2]float64 {
+	nums := numberPattern.FindAllString(d, -1)
+	var pts [][2]float64
+	for i := 0; i+1 < len(nums); i += 2 {
+		x, _ := strconv.ParseFloat(nums[i], 64)
+		y, _ := strconv.ParseFloat(nums[i+1], 64)
+		pts = append(pts, [2]float64{x, y})
+	}
+	var out [][2]float64
+	for i := 0; i+3 < len(pts); i += 3 {
+		p0, p1, p2, p3 := pts[i], pts[i+1], pts[i+2], pts[i+3]
+		for s := 0; s <= 20; s++ {
+			t := float64(s) / 20
+			u := 1 - t
+			a, b, c, e := u*u*u, 3*u*u*t, 3*u*t*t, t*t*t
+			out = append(out, [2]float64{a*p0[0] + b*p1[0] + c*p2[0] + e*p3[0], a*p0[1] + b*p1[1] + c*p2[1] + e*p3[1]})
+		}
+	}
+	return out
 }
 
 var transformPattern = regexp.MustCompile(`^scale\(([0-9.]+) ([0-9.]+)\) rotate\(0\) translate\((-?[0-9.]+) (-?[0-9.]+)\)$`)
@@ -383,7 +450,8 @@ func parseTransform(t *testing.T, s string) (scale float64, translate [2]float64
 
 // TestOverlapsFound shows that the geometry check sees what it looks for,
 // on a drawing in Graphviz's form: two nodes on top of one another, an edge
-// label across a node, and a cluster title under an edge label.
+// through a node, an edge label across a node, and a cluster title under
+// an edge label.
 func TestOverlapsFound(t *testing.T) {
 	svg := `<svg viewBox="0.00 0.00 300.00 200.00" xmlns="http://www.w3.org/2000/svg">
 <g id="graph0" class="graph" transform="scale(1 1) rotate(0) translate(4 196)">
@@ -414,6 +482,7 @@ func TestOverlapsFound(t *testing.T) {
 	got := overlaps(parseDrawing(t, []byte(svg)))
 	want := []string{
 		"nodes Broker/shop/a [14.0,146.0 80.0x40.0] and Broker/shop/b [64.0,126.0 80.0x40.0] overlap",
+		"edge n0->n2 runs through node Broker/shop/b [64.0,126.0 80.0x40.0] at 102.8,161.5",
 		`label "dead letter" of edge n0->n2 [184.0,90.0 66.0x10.0] overlaps node Service/shop/c [194.0,81.0 60.0x30.0]`,
 		`label "/hooks" of edge n0->n2 [78.0,20.0 36.0x10.0] overlaps label "namespace shop" of cluster title [13.6,16.4 100.8x12.0]`,
 	}

@@ -38,6 +38,8 @@ type group struct {
 	// Triggers or Subscriptions; loose are the other nodes.
 	clusters [][]*node
 	loose    []*node
+	// outside is set for the URIs outside every namespace.
+	outside bool
 }
 
 // edge is one arrow to draw.
@@ -104,7 +106,7 @@ func flatten(g *Graph) *flat {
 		f.groups = append(f.groups, gr)
 	}
 	if len(g.Outside) > 0 {
-		gr := &group{title: "by URI"}
+		gr := &group{title: "by URI", outside: true}
 		for _, s := range g.Outside {
 			add(gr, &node{id: s.ID, kind: KindURI, kindLine: "URI", name: s.URI, shape: shapeURI, status: s.Status})
 		}
