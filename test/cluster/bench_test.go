@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // BenchmarkReadyTriggers measures, for a Broker with 200 Triggers applied
@@ -35,8 +37,8 @@ func BenchmarkReadyTriggers(b *testing.B) {
 		write("eventing.yaml", manifests.String())
 		_, objs := build(b, dir)
 		c.deploy(b, objs)
-		table := &mountedTable{dir: b.TempDir()}
-		table.update(b, c.routesConfigMap(b, ns))
+		table := rig.NewMountedTable(b.TempDir())
+		mount(b, table, c.routesConfigMap(b, ns))
 		b.StartTimer()
 		start := time.Now()
 		c.startRuntime(b, ns, table)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/render/argocd"
 	rtcluster "github.com/knc-dev/knc/runtime/cluster"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // readyErr says why a live object is not Ready=True with every field knc
@@ -117,12 +118,12 @@ func (c *cluster) waitReady(t testing.TB, objs []*unstructured.Unstructured) {
 
 // startRuntimes mounts each namespace's routing table and starts its
 // runtime.
-func (c *cluster) startRuntimes(t testing.TB, objs []*unstructured.Unstructured) map[string]*runtimeProcess {
+func (c *cluster) startRuntimes(t testing.TB, objs []*unstructured.Unstructured) map[string]*rig.ClusterRuntime {
 	t.Helper()
-	out := map[string]*runtimeProcess{}
+	out := map[string]*rig.ClusterRuntime{}
 	for _, ns := range runtimeNamespaces(objs) {
-		table := &mountedTable{dir: t.TempDir()}
-		table.update(t, c.routesConfigMap(t, ns))
+		table := rig.NewMountedTable(t.TempDir())
+		mount(t, table, c.routesConfigMap(t, ns))
 		out[ns] = c.startRuntime(t, ns, table)
 	}
 	return out
@@ -175,7 +176,7 @@ func TestExamples(t *testing.T) {
 						continue
 					}
 					path := "/" + strings.ToLower(o.GetKind()) + "s/" + ns + "/" + o.GetName()
-					if code := post(t, rt.url+path, "e-"+o.GetName(), "com.example.test"); code != 202 {
+					if code := post(t, rt.URL+path, "e-"+o.GetName(), "com.example.test"); code != 202 {
 						t.Errorf("POST %s: %d, want 202", path, code)
 					}
 				}

@@ -1,21 +1,17 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/knc-dev/knc/internal/kubetest"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // kncBinary is the knc built once for the whole package.
@@ -149,64 +146,11 @@ func condition(u *unstructured.Unstructured, condType string) map[string]any {
 	return nil
 }
 
-// runtimeProcess is one `knc runtime` subprocess.
-type runtimeProcess struct {
-	cmd  *exec.Cmd
-	url  string
-	logs *syncBuffer
-	done chan error
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var readyLine = regexp.MustCompile(`knc: serving namespaces .* on (http://\S+)`)
-
-// mountedTable stands in for the kubelet's ConfigMap volume: dir/table.json
-// is a symlink into dir/..data, which update swaps atomically.
-type mountedTable struct {
-	dir string
-	n   int
-}
-
-func (m *mountedTable) path() string { return filepath.Join(m.dir, "table.json") }
-
-// update writes data as the ConfigMap's new content.
-func (m *mountedTable) update(t testing.TB, data []byte) {
+// mount writes data as the routing ConfigMap's new content in table.
+func mount(t testing.TB, table *rig.MountedTable, data []byte) {
 	t.Helper()
-	m.n++
-	version := fmt.Sprintf("..%d", m.n)
-	if err := os.MkdirAll(filepath.Join(m.dir, version), 0o755); err != nil {
+	if err := table.Update(data); err != nil {
 		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(m.dir, version, "table.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(m.dir, "..data_tmp")
-	if err := os.Symlink(version, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(m.dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
-	if m.n == 1 {
-		if err := os.Symlink(filepath.Join("..data", "table.json"), m.path()); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -241,7 +185,7 @@ func (c *cluster) routesConfigMap(t testing.TB, ns string) []byte {
 // startRuntime runs knc runtime for namespace ns with a token of the
 // ServiceAccount knc build generated for it, so with exactly its RBAC, and
 // with args after its own flags.
-func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable, args ...string) *runtimeProcess {
+func (c *cluster) startRuntime(t testing.TB, ns string, table *rig.MountedTable, args ...string) *rig.ClusterRuntime {
 	t.Helper()
 	cfg, err := c.env.ServiceAccountConfig(t.Context(), ns, "knc-runtime")
 	if err != nil {
@@ -251,69 +195,7 @@ func (c *cluster) startRuntime(t testing.TB, ns string, table *mountedTable, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	kcPath := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := &runtimeProcess{logs: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(kncBinary, "runtime",
-		"--kubeconfig", kcPath,
-		"--namespace", ns,
-		"--table", table.path(),
-		"--table-poll-interval", "100ms",
-		"--http-addr", "127.0.0.1:0",
-		"--admin-addr", "127.0.0.1:0",
-		"--data-dir", filepath.Join(dir, "data"),
-		"--shutdown-timeout", "3s",
-		"--log-level", "debug",
-	)
-	// Flags given later win.
-	p.cmd.Args = append(p.cmd.Args, args...)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(p.logs, line)
-			if m := readyLine.FindStringSubmatch(line); m != nil {
-				urls <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		p.done <- p.cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-p.done:
-			if err != nil {
-				t.Errorf("knc runtime exited with %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			t.Error("knc runtime did not stop within 20s of SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("knc runtime logs:\n%s", p.logs.String())
-		}
-	})
-	select {
-	case p.url = <-urls:
-	case err := <-p.done:
-		t.Fatalf("knc runtime exited before it was ready: %v\n%s", err, p.logs.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("knc runtime not ready within a minute:\n%s", p.logs.String())
-	}
-	return p
+	return rig.StartClusterRuntime(t, kncBinary, kubeconfig, ns, table.Path(), args...)
 }
 
 // post sends a binary-mode CloudEvent to the runtime's ingress at path.

@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/knc-dev/knc/test/rig"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -166,8 +168,8 @@ func TestGitOpsLoop(t *testing.T) {
 
 	_, objs := build(t, project(t, ns, sink.url, ""))
 	c.deploy(t, objs)
-	table := &mountedTable{dir: t.TempDir()}
-	table.update(t, c.routesConfigMap(t, ns))
+	table := rig.NewMountedTable(t.TempDir())
+	mount(t, table, c.routesConfigMap(t, ns))
 	rt := c.startRuntime(t, ns, table)
 	c.waitReady(t, knative(objs))
 
@@ -184,13 +186,13 @@ func TestGitOpsLoop(t *testing.T) {
 		}
 		return nil
 	})
-	broker := rt.url + "/brokers/" + ns + "/default"
+	broker := rt.URL + "/brokers/" + ns + "/default"
 	if code := post(t, broker, "e1", "order"); code != 202 {
 		t.Fatalf("POST to the Broker: %d", code)
 	}
 	sink.waitFor(t, "/direct", "e1")
 	sink.waitFor(t, "/duck", "e1")
-	if code := post(t, rt.url+"/channels/"+ns+"/notes", "c1", "note"); code != 202 {
+	if code := post(t, rt.URL+"/channels/"+ns+"/notes", "c1", "note"); code != 202 {
 		t.Fatalf("POST to the Channel: %d", code)
 	}
 	sink.waitFor(t, "/note", "c1")
@@ -289,7 +291,7 @@ spec:
 		c.deploy(t, objs2)
 		// Applied but not yet mounted: the new Trigger is not served.
 		c.waitCondition(t, "Trigger", ns, "late", "Ready", "False", "NotCompiled")
-		table.update(t, c.routesConfigMap(t, ns))
+		mount(t, table, c.routesConfigMap(t, ns))
 		c.waitReady(t, knative(objs2))
 		if code := post(t, broker, "e4", "refund"); code != 202 {
 			t.Fatalf("POST: %d", code)

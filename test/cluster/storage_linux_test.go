@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // TestFullVolumeIsReported runs the runtime on a small tmpfs and fills it:
@@ -39,8 +41,8 @@ func TestFullVolumeIsReported(t *testing.T) {
 	}
 	_, objs := build(t, dir)
 	c.deploy(t, objs)
-	table := &mountedTable{dir: t.TempDir()}
-	table.update(t, c.routesConfigMap(t, ns))
+	table := rig.NewMountedTable(t.TempDir())
+	mount(t, table, c.routesConfigMap(t, ns))
 	rt := c.startRuntime(t, ns, table, "--data-dir", filepath.Join(data, "knc"))
 	c.waitReady(t, knative(objs))
 
@@ -60,7 +62,7 @@ func TestFullVolumeIsReported(t *testing.T) {
 	}
 	f.Close()
 	// The store notices when a write fails: send events until one does.
-	broker := rt.url + "/brokers/" + ns + "/default"
+	broker := rt.URL + "/brokers/" + ns + "/default"
 	poll(t, t.Context(), func() error {
 		if code := post(t, broker, "fill", "t"); code != 503 {
 			return errors.New("the ingress still accepts events on a full volume")

@@ -21,6 +21,7 @@ import (
 	"github.com/knc-dev/knc/compiler/render/argocd"
 	"github.com/knc-dev/knc/internal/gittest"
 	"github.com/knc-dev/knc/internal/kubetest"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 var (
@@ -227,7 +228,7 @@ func TestFluxLoop(t *testing.T) {
 		knativeID(ns, "messaging.knative.dev", "Subscription", "note"),
 	}
 
-	node := &nodeStandIn{dyn: dyn, ns: ns, table: &mountedTable{dir: t.TempDir()}}
+	node := &nodeStandIn{dyn: dyn, ns: ns, table: rig.NewMountedTable(t.TempDir())}
 	nodeCtx, stopNode := context.WithCancel(ctx)
 	var nodeDone sync.WaitGroup
 	nodeDone.Go(func() { node.run(nodeCtx) })
@@ -275,13 +276,13 @@ func TestFluxLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, ctx, time.Minute, func() error {
-		if _, err := os.Stat(node.table.path()); err != nil {
+		if _, err := os.Stat(node.table.Path()); err != nil {
 			return fmt.Errorf("routing table not mounted yet: %w", err)
 		}
 		return nil
 	})
 	rt := startRuntime(t, saConfig, ns, node.table)
-	node.reloads = rt.reloads
+	node.reloads = rt.Reloads
 	node.up.Store(true)
 	eventing.timeout, health.timeout = 2*time.Minute, 2*time.Minute
 	eventing.reconcile(ctx, src.dir, rev)
@@ -298,7 +299,7 @@ func TestFluxLoop(t *testing.T) {
 	}
 
 	// Step 3: an event goes through.
-	broker := rt.url + "/brokers/" + ns + "/default"
+	broker := rt.URL + "/brokers/" + ns + "/default"
 	if code := post(ctx, broker, "e1", "order"); code != 202 {
 		t.Fatalf("POST to the Broker: %d", code)
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/knc-dev/knc/test/rig"
 )
 
 var (
@@ -27,7 +29,7 @@ var (
 type nodeStandIn struct {
 	dyn     dynamic.Interface
 	ns      string
-	table   *mountedTable
+	table   *rig.MountedTable
 	mounted string
 	up      atomic.Bool
 	// mounts counts the tables mounted; reloads, set before up, counts
@@ -75,7 +77,7 @@ func (s *nodeStandIn) step(ctx context.Context) error {
 			return err // not applied yet: the kubelet waits too
 		}
 		data, _, _ := unstructured.NestedString(cm.Object, "data", "table.json")
-		if err := s.table.update([]byte(data)); err != nil {
+		if err := s.table.Update([]byte(data)); err != nil {
 			return err
 		}
 		s.mounted = name
