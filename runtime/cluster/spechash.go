@@ -16,15 +16,15 @@ import (
 // both hashes agree on every object of the examples, after a round trip
 // through the API server.
 func SpecHash(kind string, live map[string]any) (string, error) {
-	b, err := specJSON(kind, live)
+	v, err := decodeSpec(kind, live)
 	if err != nil {
 		return "", err
 	}
-	return spec.Hash(json.RawMessage(b)), nil
+	return spec.Hash(v), nil
 }
 
-// specJSON is the encoding of a live spec that SpecHash hashes.
-func specJSON(kind string, live map[string]any) ([]byte, error) {
+// decodeSpec decodes a live spec into the spec type of kind.
+func decodeSpec(kind string, live map[string]any) (any, error) {
 	data, err := json.Marshal(live)
 	if err != nil {
 		return nil, fmt.Errorf("spec hash: %w", err)
@@ -33,11 +33,7 @@ func specJSON(kind string, live map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec hash: %w", err)
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("spec hash: %w", err)
-	}
-	return out, nil
+	return v, nil
 }
 
 // specHashes returns the hashes the live spec of kind may match. knc's

@@ -68,7 +68,11 @@ func TestSpecJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := specJSON(tt.kind, parseSpec(t, tt.live))
+			v, err := decodeSpec(tt.kind, parseSpec(t, tt.live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(v)
 			if err != nil {
 				t.Fatal(err)
 			}
