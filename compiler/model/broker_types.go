@@ -1,5 +1,7 @@
 package model
 
+import "github.com/knc-dev/knc/internal/knative/spec"
+
 // Broker collects events and hands them to its Triggers.
 type Broker struct {
 	TypeMeta `json:",inline"`
@@ -9,10 +11,7 @@ type Broker struct {
 }
 
 // BrokerSpec is a Broker's desired state.
-type BrokerSpec struct {
-	Config   *KReference   `json:"config,omitempty"`
-	Delivery *DeliverySpec `json:"delivery,omitempty"`
-}
+type BrokerSpec = spec.BrokerSpec
 
 // BrokerStatus is a Broker's observed state.
 type BrokerStatus struct {

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/knc-dev/knc/internal/knative/spec"
+
 // Channel forwards every event to each of its Subscriptions.
 type Channel struct {
 	TypeMeta `json:",inline"`
@@ -9,27 +11,13 @@ type Channel struct {
 }
 
 // ChannelSpec is a Channel's desired state.
-type ChannelSpec struct {
-	ChannelTemplate *ChannelTemplateSpec `json:"channelTemplate,omitempty"`
-	Subscribers     []SubscriberSpec     `json:"subscribers,omitempty"`
-	Delivery        *DeliverySpec        `json:"delivery,omitempty"`
-}
+type ChannelSpec = spec.ChannelSpec
 
 // ChannelTemplateSpec selects the backing channel implementation.
-type ChannelTemplateSpec struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Spec       map[string]any `json:"spec,omitempty" knc:"open"`
-}
+type ChannelTemplateSpec = spec.ChannelTemplateSpec
 
 // SubscriberSpec is one compiled subscriber of a Channel.
-type SubscriberSpec struct {
-	UID           string        `json:"uid,omitempty"`
-	Generation    int64         `json:"generation,omitempty"`
-	SubscriberURI string        `json:"subscriberUri,omitempty"`
-	ReplyURI      string        `json:"replyUri,omitempty"`
-	Delivery      *DeliverySpec `json:"delivery,omitempty"`
-}
+type SubscriberSpec = spec.SubscriberSpec
 
 // ChannelStatus is a Channel's observed state.
 type ChannelStatus struct {

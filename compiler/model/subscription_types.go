@@ -1,5 +1,7 @@
 package model
 
+import "github.com/knc-dev/knc/internal/knative/spec"
+
 // Subscription delivers the events of a Channel to a subscriber.
 type Subscription struct {
 	TypeMeta `json:",inline"`
@@ -20,12 +22,7 @@ func (s *Subscription) ChannelKey() Key {
 }
 
 // SubscriptionSpec is a Subscription's desired state.
-type SubscriptionSpec struct {
-	Channel    KReference    `json:"channel"`
-	Subscriber *Destination  `json:"subscriber,omitempty"`
-	Reply      *Destination  `json:"reply,omitempty"`
-	Delivery   *DeliverySpec `json:"delivery,omitempty"`
-}
+type SubscriptionSpec = spec.SubscriptionSpec
 
 // SubscriptionStatus is a Subscription's observed state.
 type SubscriptionStatus struct {

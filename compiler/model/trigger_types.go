@@ -1,5 +1,7 @@
 package model
 
+import "github.com/knc-dev/knc/internal/knative/spec"
+
 // Trigger asks for the events of a Broker that pass a filter.
 type Trigger struct {
 	TypeMeta `json:",inline"`
@@ -9,14 +11,7 @@ type Trigger struct {
 }
 
 // TriggerSpec is a Trigger's desired state.
-type TriggerSpec struct {
-	Broker     string                   `json:"broker,omitempty"`
-	BrokerRef  *KReference              `json:"brokerRef,omitempty"`
-	Filter     *TriggerFilter           `json:"filter,omitempty"`
-	Filters    []SubscriptionsAPIFilter `json:"filters,omitempty"`
-	Subscriber Destination              `json:"subscriber"`
-	Delivery   *DeliverySpec            `json:"delivery,omitempty"`
-}
+type TriggerSpec = spec.TriggerSpec
 
 // Annotations of a Trigger that Knative's admission checks.
 const (
@@ -28,20 +23,10 @@ const (
 )
 
 // TriggerFilter is the attribute filter: exact values, "" for any value.
-type TriggerFilter struct {
-	Attributes map[string]string `json:"attributes,omitempty"`
-}
+type TriggerFilter = spec.TriggerFilter
 
 // SubscriptionsAPIFilter is one entry of spec.filters, in exactly one dialect.
-type SubscriptionsAPIFilter struct {
-	Exact  map[string]string        `json:"exact,omitempty"`
-	Prefix map[string]string        `json:"prefix,omitempty"`
-	Suffix map[string]string        `json:"suffix,omitempty"`
-	All    []SubscriptionsAPIFilter `json:"all,omitempty"`
-	Any    []SubscriptionsAPIFilter `json:"any,omitempty"`
-	Not    *SubscriptionsAPIFilter  `json:"not,omitempty"`
-	CESQL  *string                  `json:"cesql,omitempty"`
-}
+type SubscriptionsAPIFilter = spec.SubscriptionsAPIFilter
 
 // TriggerStatus is a Trigger's observed state.
 type TriggerStatus struct {

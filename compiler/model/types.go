@@ -1,5 +1,7 @@
 package model
 
+import "github.com/knc-dev/knc/internal/knative/spec"
+
 // ObjectMeta is the part of Kubernetes' ObjectMeta that manifests carry.
 type ObjectMeta struct {
 	Name              string            `json:"name"`
@@ -21,40 +23,14 @@ type TypeMeta struct {
 }
 
 // KReference refers to an object by apiVersion, kind and name.
-type KReference struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Name       string `json:"name,omitempty"`
-	Namespace  string `json:"namespace,omitempty"`
-	// Group may replace APIVersion under the kreference-group feature.
-	Group string `json:"group,omitempty"`
-	// Address names one of the target's addresses.
-	Address *string `json:"address,omitempty"`
-}
+type KReference = spec.KReference
 
 // Destination is a ref, a uri, or a uri relative to a ref's address.
-type Destination struct {
-	Ref *KReference `json:"ref,omitempty"`
-	// URI and CACerts are pointers because Knative tells an empty value
-	// from an absent one: uri: "" is a relative URI, CACerts: "" is not PEM.
-	URI      *string `json:"uri,omitempty"`
-	CACerts  *string `json:"CACerts,omitempty"`
-	Audience *string `json:"audience,omitempty"`
-}
+type Destination = spec.Destination
 
 // DeliverySpec holds the delivery options of a Broker, Trigger, Channel or
 // Subscription.
-type DeliverySpec struct {
-	DeadLetterSink *Destination `json:"deadLetterSink,omitempty"`
-	Retry          *int64       `json:"retry,omitempty"`
-	// The strings are pointers because Knative refuses an empty value
-	// where it admits an absent one.
-	BackoffPolicy *string `json:"backoffPolicy,omitempty"`
-	BackoffDelay  *string `json:"backoffDelay,omitempty"`
-	Timeout       *string `json:"timeout,omitempty"`
-	RetryAfterMax *string `json:"retryAfterMax,omitempty"`
-	Format        *string `json:"format,omitempty"`
-}
+type DeliverySpec = spec.DeliverySpec
 
 // Condition is a Knative apis.Condition.
 type Condition struct {

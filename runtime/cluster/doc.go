@@ -29,8 +29,10 @@
 // conditions are all of error severity, which is the empty one).
 //
 // Drift is found by hashing the live spec exactly as the compiler hashes
-// the compiled one (SpecHash), so a spec edited by hand is caught even
-// though its knc.dev/spec-hash annotation still names the compiled spec.
+// the compiled one (SpecHash): both decode into the spec types of package
+// internal/knative/spec and hash with spec.Hash, so a spec edited by hand
+// is caught even though its knc.dev/spec-hash annotation still names the
+// compiled spec.
 //
 // This package must not import cuelang.org/go, sigs.k8s.io/kustomize or
 // anything under github.com/knc-dev/knc/compiler: the runtime starts from

@@ -166,7 +166,7 @@ func (p *planner) source(kind string, o routing.Object, ready map[string]readine
 		d.status = copyStatus(c.Status)
 	}
 	conds := withoutReady(d.status.Conditions)
-	summary := summarise(kind, conds)
+	summary := status.Summary(kind, conds)
 	if msg := drift(kind, live, o); msg != "" {
 		summary = notCompiled(msg)
 	}
@@ -188,7 +188,7 @@ func (p *planner) member(kind string, o, parent routing.Object, parentReady read
 	}
 	conds := withoutReady(d.status.Conditions)
 	conds = setCondition(conds, parentCondition(kind, parent, parentReady))
-	summary := summarise(kind, conds)
+	summary := status.Summary(kind, conds)
 	if msg := drift(kind, live, o); msg != "" {
 		summary = notCompiled(msg)
 	}
@@ -338,22 +338,6 @@ func parentOf(kind string, live *unstructured.Unstructured) (parentKind, namespa
 		return knative.KindChannel, namespace, name, apiVersion == MessagingV1.String() && k == knative.KindChannel && name != ""
 	}
 	return "", "", "", false
-}
-
-// summarise returns the Ready condition of conds as package status does:
-// the first False, else the first Unknown, else True.
-func summarise(kind string, conds []status.Condition) status.Condition {
-	summary := status.Condition{Type: status.ConditionReady, Status: status.True, Reason: "Ready",
-		Message: strings.ToLower(kind) + " is ready"}
-	for _, c := range conds {
-		if c.Severity != "" || c.Status == status.True {
-			continue
-		}
-		if summary.Status == status.True || (summary.Status == status.Unknown && c.Status == status.False) {
-			summary = status.Condition{Type: status.ConditionReady, Status: c.Status, Reason: c.Reason, Message: c.Message}
-		}
-	}
-	return summary
 }
 
 func withoutReady(conds []status.Condition) []status.Condition {

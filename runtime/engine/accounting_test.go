@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -32,7 +33,7 @@ func (o outcomes) settled() float64 {
 // accountOf reads the accounting counters of every target from e's registry.
 func accountOf(t *testing.T, e *Engine) map[string]outcomes {
 	t.Helper()
-	families, err := e.metrics.registry.Gather()
+	families, err := e.opts.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +154,8 @@ func TestAccountingInvariant(t *testing.T) {
 		"trigger/ok":        {Accepted: events, Delivered: events},
 		"trigger/flaky":     {Accepted: events, Delivered: events},
 		"trigger/rejecting": {Accepted: events, DeadLettered: events},
-		"trigger/failing":   {Accepted: events, Dropped: map[string]float64{dropNoDeadLetterSink: events}},
-		"trigger/sink-down": {Accepted: events, Dropped: map[string]float64{dropDeadLetterFailed: events}},
+		"trigger/failing":   {Accepted: events, Dropped: map[string]float64{metrics.DropNoDeadLetterSink: events}},
+		"trigger/sink-down": {Accepted: events, Dropped: map[string]float64{metrics.DropDeadLetterFailed: events}},
 		"trigger/replier":   {Accepted: events, Delivered: events},
 		"trigger/replies":   {Accepted: events, Delivered: events},
 		"subscription/s":    {Accepted: events, Delivered: events},
@@ -247,10 +248,10 @@ func TestAccountingCountsPurgedHeldDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 10*time.Second, "the held deliveries of "+step.deleted+" to be counted as dropped", func() bool {
-			return accountOf(t, e)[step.deleted].Dropped[dropUnrouted] >= events
+			return accountOf(t, e)[step.deleted].Dropped[metrics.DropUnrouted] >= events
 		})
 	}
-	want := outcomes{Accepted: events, Dropped: map[string]float64{dropUnrouted: events}}
+	want := outcomes{Accepted: events, Dropped: map[string]float64{metrics.DropUnrouted: events}}
 	got := accountOf(t, e)
 	for _, key := range []string{"trigger/first", "trigger/second"} {
 		if diff := cmp.Diff(want, got[key]); diff != "" {

@@ -52,8 +52,8 @@ func TestConcurrentEventsShareBatches(t *testing.T) {
 		}
 	}
 	rec.mu.Unlock()
-	src := e.currentPlan().byPath["/brokers/ns/b"]
-	stream, err := e.js.Stream(context.Background(), src.names.inStream)
+	src := e.currentPlan().ForPath("/brokers/ns/b")
+	stream, err := e.js.Stream(context.Background(), src.Names().InStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +91,8 @@ func TestRouteBatchSkipsUnreadableEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch = append(batch, 1, 0, 5) // a record cut short
-	src := e.currentPlan().byPath["/brokers/ns/b"]
-	if _, err := e.js.PublishMsg(context.Background(), &nats.Msg{Subject: src.names.in, Header: nats.Header{cehttp.HeaderBatch: {cehttp.BatchVersion}}, Data: batch}); err != nil {
+	src := e.currentPlan().ForPath("/brokers/ns/b")
+	if _, err := e.js.PublishMsg(context.Background(), &nats.Msg{Subject: src.Names().In, Header: nats.Header{cehttp.HeaderBatch: {cehttp.BatchVersion}}, Data: batch}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "two deliveries and two drops", func() bool {

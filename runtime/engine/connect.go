@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knc-dev/knc/runtime/pipeline"
+
 	"github.com/knc-dev/knc/runtime/natsserver"
 )
 
@@ -199,12 +201,12 @@ func (e *Engine) setUp(ctx context.Context, what string, step func(ctx context.C
 	}
 }
 
-// setUpPipeline is newPipeline, retried on a cluster.
-func (e *Engine) setUpPipeline(ctx context.Context, src *source) (*pipeline, error) {
-	var pl *pipeline
-	err := e.setUp(ctx, src.kind.String()+" "+src.obj.Key(), func(ctx context.Context) error {
+// setUpSource is newSourceStages, retried on a cluster.
+func (e *Engine) setUpSource(ctx context.Context, src *pipeline.Source) (*sourceStages, error) {
+	var pl *sourceStages
+	err := e.setUp(ctx, src.Kind().String()+" "+src.Object().Key(), func(ctx context.Context) error {
 		var err error
-		pl, err = e.newPipeline(ctx, src)
+		pl, err = e.newSourceStages(ctx, src)
 		return err
 	})
 	return pl, err

@@ -110,7 +110,7 @@ func TestCleanRestartCountsNoLoss(t *testing.T) {
 
 // testutilCounterWith sums the samples of a counter whose label has value.
 func testutilCounterWith(e *Engine, name, label, value string) float64 {
-	families, err := e.metrics.registry.Gather()
+	families, err := e.opts.Registry.Gather()
 	if err != nil {
 		return -1
 	}

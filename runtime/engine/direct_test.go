@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -38,7 +39,7 @@ func TestSlowSubscriberDoesNotHoldBackOthers(t *testing.T) {
 		}
 	}
 	eventually(t, 20*time.Second, "every event at the fast subscriber", func() bool { return fast.count() == events })
-	if n := slow.count(); n > targetSlots(4)+e.opts.DeliveryConcurrency {
+	if n := slow.count(); n > pipeline.TargetSlots(4)+e.opts.DeliveryConcurrency {
 		t.Errorf("the slow subscriber has %d requests in progress, more than its dispatch and first-attempt slots", n)
 	}
 	close(release)
@@ -153,60 +154,16 @@ func TestBrokerServedAgainDelivers(t *testing.T) {
 	// to be routed again: the route consumer must have delivered each
 	// message once.
 	e.mu.Lock()
-	route := e.pipelines[e.currentPlan().byPath["/brokers/ns/b"].names.id].routes[0]
+	route, err := e.js.Consumer(ctx, e.currentPlan().ForPath("/brokers/ns/b").Names().InStream, consumerRoute)
 	e.mu.Unlock()
-	info, err := route.consumer.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := route.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Delivered.Consumer != info.Delivered.Stream {
 		t.Errorf("the route consumer made %d deliveries of %d messages: some were handed back", info.Delivered.Consumer, info.Delivered.Stream)
 	}
-}
-
-// TestLaneCongestion: a target, or the whole lane, whose slots stayed taken
-// for slotWait takes no first attempt while it is congested, even if a slot
-// has come free meanwhile; deliveries are stored instead of waiting again.
-func TestLaneCongestion(t *testing.T) {
-	newTarget := func() *target { return &target{slots: make(chan struct{}, targetSlots(2))} }
-	var timer *time.Timer
-
-	t.Run("target", func(t *testing.T) {
-		l := newLane(context.Background(), 4)
-		l.congestion = time.Minute
-		slow := newTarget()
-		for range cap(slow.slots) {
-			if !l.acquire(slow, &timer) {
-				t.Fatal("a free slot was not taken")
-			}
-		}
-		if l.acquire(slow, &timer) {
-			t.Fatal("a target with no free slot took one more attempt")
-		}
-		l.release(slow)
-		if l.acquire(slow, &timer) {
-			t.Error("a congested target took an attempt")
-		}
-		if other := newTarget(); !l.acquire(other, &timer) {
-			t.Error("another target is held back by a congested one")
-		}
-	})
-	t.Run("lane", func(t *testing.T) {
-		l := newLane(context.Background(), 2)
-		l.congestion = time.Minute
-		a, b, c := newTarget(), newTarget(), newTarget()
-		if !l.acquire(a, &timer) || !l.acquire(b, &timer) {
-			t.Fatal("free slots were not taken")
-		}
-		if l.acquire(c, &timer) {
-			t.Fatal("a lane with no free slot took one more attempt")
-		}
-		if len(c.slots) != 0 {
-			t.Errorf("the target kept %d slots of an attempt that was not made", len(c.slots))
-		}
-		l.release(a)
-		if l.acquire(c, &timer) {
-			t.Error("a congested lane took an attempt")
-		}
-	})
 }

@@ -25,7 +25,7 @@
 //   - route: reads the ingress stream, evaluates the Broker's Triggers once
 //     per event (router.Matcher; a Channel matches all its Subscriptions),
 //     and makes the first attempt of each delivery itself, on the source's
-//     lane of workers (direct.go): storing a delivery message and handing
+//     lane of workers (pipeline.Lane): storing a delivery message and handing
 //     it to another stage costs more than the attempt, and most deliveries
 //     need no other. A delivery is stored in the delivery stream, on
 //     subject knc.<kind>.<source>.send.<target>, only when its first
@@ -85,44 +85,25 @@
 //
 // # Where each thing happens
 //
-// The Engine (engine.go) owns the plan (plan.go), the streams, consumers
-// and stages of each source (setup.go, stage.go) and the lifecycle: Start,
-// Reload, Shutdown. The messages the stages pull are handled by a
-// processor (processor.go), which reaches JetStream, subscribers and the
-// accounting only through the publisher, sender and accounts interfaces.
+// The Engine (engine.go) owns the plan, the streams, consumers and stages
+// (package runtime/stage) of each source (setup.go) and the lifecycle:
+// Start, Reload, Shutdown.
+// What a stage does with each message it pulls, and the plan itself, are
+// in package runtime/pipeline: a pipeline.Processor routes events, makes
+// delivery attempts and settles each message, reaching JetStream only
+// through a pipeline.Publisher (the engine's ackPublisher, publish.go) and
+// subscribers through a pipeline.Sender (delivery.Sender). Its package
+// documentation says where an event is acknowledged, retried,
+// dead-lettered, dropped and held. Here are:
 //
-//   - Where is a message acknowledged, retried, released or terminated?
-//     In settle (settle.go), and nowhere else: every handler returns a
-//     verdict, and settle maps it to Ack, NakWithDelay, Nak or Term, and
-//     logs what JetStream could not be told.
-//   - Where is an event routed? routeMsg and routeBatch (route.go), which
-//     make the first attempt of each delivery on the source's lane or store
-//     it (direct.go, routed).
-//   - Where is a delivery attempted? attempt.deliver (attempt.go), for the
-//     first attempt (from direct.go) as for the later ones (dispatchMsg,
-//     dispatch.go).
-//   - Where is a retry decided? attempt.retry, with delivery.RetryDelay; the
-//     retry itself is the verdict retryAfter, a NakWithDelay, or for a first
-//     attempt a delivery stored with its attempts and next time.
-//   - Where is an event dead-lettered? attempt.deliver stores it on the
-//     dead subject once retries are exhausted; attempt.deadLetter delivers
-//     it from there to the sink.
-//   - Where is an event dropped? attempt.drop, counted by reason
-//     (metrics.go); and a stored message that holds no event is terminated.
-//   - Where is an event held while its target is not ready? dispatchMsg
-//     moves it to a hold subject, unparkMsg (route.go) moves it back.
-//   - Where are spans made? With Options.Tracer, the ingress makes one per
-//     request, routed.route one per event routed, attempt.deliver and
-//     attempt.deadLetter one per attempt, and the replies one per try;
-//     each is parented by the trace context stored with the event
-//     (trace.go, package runtime/tracing).
-//
-// Accounting (accounting.go): every delivery, one event matched to one
-// Trigger or Subscription, is counted as accepted when the route stage
-// stores it, or with its outcome when its first attempt ends it, and
-// again when it ends delivered, dead-lettered or dropped (by reason), so
-// that per target accepted = delivered + dead-lettered + dropped once
-// nothing is pending.
+//   - the streams and durable consumers of a source, made idempotently
+//     (setup.go, connect.go), and the ingress shares of the store;
+//   - held deliveries of deleted targets, purged and counted on reload
+//     (engine.go, purge.go);
+//   - messages JetStream lost from damaged files, counted at start
+//     (lost.go);
+//   - the ingress's view of the engine: endpoints by path, readiness and
+//     storage faults (ingress.go).
 //
 // Scale-out (connect.go): with Options.NATS the engine uses an external
 // NATS cluster instead of the embedded server, and with Options.Cluster

@@ -17,6 +17,8 @@ import (
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/pipeline"
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
@@ -29,27 +31,28 @@ type Engine struct {
 	// ingressMaxBytes is MaxBytes of the ingress streams set up next.
 	ingressMaxBytes int64
 	log             *slog.Logger
-	metrics         *metrics
+	metrics         *metrics.Set
 	// proc handles the messages the stages pull.
-	proc *processor
+	proc *pipeline.Processor
 
 	// mu serialises Start, Reload and Shutdown, and guards the fields
 	// below it.
-	mu        sync.Mutex
-	started   bool
-	stopped   bool
-	server    *natsserver.Server
-	nc        *nats.Conn
-	listener  net.Listener
-	adminLn   net.Listener
-	pipelines map[string]*pipeline
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+	server   *natsserver.Server
+	nc       *nats.Conn
+	listener net.Listener
+	adminLn  net.Listener
+	// served are the stages of every source set up, by Names.ID.
+	served map[string]*sourceStages
 	// acks calls back the publishers of the ingress, and of the stages,
 	// when JetStream acknowledges what they stored.
 	acks *ackPublisher
 	// ingress serves the HTTP listener.
 	ingress *ingress.Server
 	// lanes make the first attempts of each source's deliveries.
-	lanes map[string]*lane
+	lanes map[string]*pipeline.Lane
 	// work is the context of processing; cancelling it abandons the
 	// attempts in progress.
 	work       context.Context
@@ -58,7 +61,7 @@ type Engine struct {
 	js        jetstream.JetStream
 	baseURL   string
 	adminURL  string
-	plan      atomic.Pointer[plan]
+	plan      atomic.Pointer[pipeline.Plan]
 	accepting atomic.Bool
 	ready     atomic.Bool
 	readyCh   chan struct{}
@@ -73,11 +76,12 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:      opts,
-		log:       opts.Logger,
-		metrics:   newMetrics(opts.Registry),
-		pipelines: map[string]*pipeline{},
-		readyCh:   make(chan struct{}),
+		opts:    opts,
+		log:     opts.Logger,
+		metrics: metrics.New(opts.Registry),
+		served:  map[string]*sourceStages{},
+		lanes:   map[string]*pipeline.Lane{},
+		readyCh: make(chan struct{}),
 	}
 	e.ingress = ingress.New(ingress.Config{
 		MaxBodyBytes:   opts.MaxBodyBytes,
@@ -153,7 +157,7 @@ func (e *Engine) Statuses() []status.Object {
 	return append([]status.Object(nil), e.statuses...)
 }
 
-func (e *Engine) currentPlan() *plan { return e.plan.Load() }
+func (e *Engine) currentPlan() *pipeline.Plan { return e.plan.Load() }
 
 // Start starts NATS, the HTTP listener and the data plane of every Broker
 // and Channel. It returns once the engine is ready, or fails and leaves
@@ -177,18 +181,17 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if e.acks, err = newAckPublisher(e.nc, e.opts.PublishTimeout); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	e.proc = &processor{
-		plan:           &e.plan,
-		accepting:      &e.accepting,
-		pub:            e.acks,
-		send:           delivery.NewSender(),
-		accounts:       e.metrics.accounting,
-		log:            e.log,
-		tracer:         e.opts.Tracer,
-		ackWait:        e.opts.AckWait,
-		attemptTimeout: e.opts.AttemptTimeout,
-		defaultTTL:     e.opts.DefaultTTL,
-	}
+	e.proc = pipeline.NewProcessor(pipeline.ProcessorConfig{
+		Plan:           &e.plan,
+		Accepting:      &e.accepting,
+		Publisher:      e.acks,
+		Sender:         delivery.NewSender(),
+		Log:            e.log,
+		Tracer:         e.opts.Tracer,
+		AckWait:        e.opts.AckWait,
+		AttemptTimeout: e.opts.AttemptTimeout,
+		DefaultTTL:     e.opts.DefaultTTL,
+	})
 	tlsConfig, err := e.ingress.LoadTLS()
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -219,19 +222,19 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.sources))
-	for _, src := range p.sources {
-		pl, err := e.setUpPipeline(ctx, src)
+	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.Sources()))
+	for _, src := range p.Sources() {
+		pl, err := e.setUpSource(ctx, src)
 		if err != nil {
 			return err
 		}
-		e.pipelines[src.names.id] = pl
+		e.served[src.Names().ID] = pl
 	}
 	e.plan.Store(p)
 	e.countLostMessages(ctx, p)
-	for _, pl := range e.pipelines {
+	for _, pl := range e.served {
 		for _, s := range pl.stages() {
-			s.start(e.work)
+			s.Start(e.work)
 		}
 	}
 	e.accepting.Store(true)
@@ -254,7 +257,7 @@ func maxPayload(maxBody int64) int32 {
 	return int32(n)
 }
 
-func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error) {
+func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*pipeline.Plan, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -262,36 +265,18 @@ func (e *Engine) buildPlan(ctx context.Context, t *routing.Table) (*plan, error)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	p, err := buildPlan(t, resolve.All(ctx, t, resolver), e.metrics)
+	p, err := pipeline.BuildPlan(t, resolve.All(ctx, t, resolver), pipeline.Serving{
+		Metrics:             e.metrics,
+		Endpoint:            e.ingress.Endpoint,
+		IngressShards:       e.opts.IngressShards,
+		Lanes:               e.lanes,
+		Work:                e.work,
+		DeliveryConcurrency: e.opts.DeliveryConcurrency,
+		Tracing:             e.opts.Tracer != nil,
+		Log:                 e.log,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
-	}
-	for _, src := range p.sources {
-		subjects := make([]string, e.opts.IngressShards)
-		for i := range subjects {
-			subjects[i], _ = src.names.ingressShard(i)
-		}
-		src.endpoint = e.ingress.Endpoint(src.kind == kindBroker, src.obj.Key(), src.path, subjects, src.metrics.accepted)
-		// A reloaded source keeps its lane, whose slots bound the first
-		// attempts of both plans.
-		if e.lanes == nil {
-			e.lanes = map[string]*lane{}
-		}
-		src.lane = e.lanes[src.names.id]
-		if src.lane == nil {
-			src.lane = newLane(e.work, e.opts.DeliveryConcurrency)
-			e.lanes[src.names.id] = src.lane
-		}
-		if e.opts.Tracer != nil {
-			src.setTracing()
-		}
-		perTarget := targetSlots(e.opts.DeliveryConcurrency)
-		for _, tg := range src.targets {
-			tg.slots = make(chan struct{}, perTarget)
-			if !tg.ready {
-				e.log.Warn("holding events until its destinations resolve", "kind", tg.kind, "name", tg.obj.Key(), "reason", tg.notReady)
-			}
-		}
 	}
 	return p, nil
 }
@@ -313,41 +298,41 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 	}
 	// Streams already set up keep the share they were given; new ones get
 	// the share of the new table's size.
-	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.sources))
+	e.ingressMaxBytes = ingressShare(e.opts.MaxStoreBytes, len(p.Sources()))
 	// Every new stream exists before the new plan routes to it.
-	added := map[string]*pipeline{}
-	for _, src := range p.sources {
-		if _, ok := e.pipelines[src.names.id]; ok {
+	added := map[string]*sourceStages{}
+	for _, src := range p.Sources() {
+		if _, ok := e.served[src.Names().ID]; ok {
 			continue
 		}
-		pl, err := e.setUpPipeline(ctx, src)
+		pl, err := e.setUpSource(ctx, src)
 		if err != nil {
 			return err
 		}
-		added[src.names.id] = pl
+		added[src.Names().ID] = pl
 	}
 	old := e.plan.Swap(p)
 	var errs []error
 	for id, pl := range added {
-		e.pipelines[id] = pl
+		e.served[id] = pl
 	}
-	for _, src := range p.sources {
-		pl := e.pipelines[src.names.id]
+	for _, src := range p.Sources() {
+		pl := e.served[src.Names().ID]
 		if err := e.setUp(ctx, "unpark", func(ctx context.Context) error { return e.updateUnpark(ctx, pl, src) }); err != nil {
 			errs = append(errs, err)
 		}
 		for _, s := range pl.stages() {
-			s.start(e.work)
+			s.Start(e.work)
 		}
 	}
-	for id, pl := range e.pipelines {
-		if _, ok := p.byID[id]; ok {
+	for id, pl := range e.served {
+		if p.Source(id) != nil {
 			continue
 		}
 		for _, s := range pl.stages() {
-			s.stop()
+			s.Stop()
 		}
-		delete(e.pipelines, id)
+		delete(e.served, id)
 	}
 	e.purgeDeletedTargets(ctx, old, p)
 	e.refreshStatus()
@@ -360,23 +345,24 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 // target of the source is ready, the unpark stage follows every hold
 // subject and moves them back to the dispatch stage, which drops and counts
 // them; purging them as well could count one twice.
-func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *plan) {
-	for _, src := range old.sources {
-		now := cur.byID[src.names.id]
-		if now == nil || now.unparksAll() {
+func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *pipeline.Plan) {
+	for _, src := range old.Sources() {
+		now := cur.Source(src.Names().ID)
+		if now == nil || now.UnparksAll() {
 			continue
 		}
-		for _, t := range src.targets {
-			if now.byToken[t.token] != nil {
+		for _, t := range src.Targets() {
+			if now.Target(t.Token()) != nil {
 				continue
 			}
-			for _, st := range []string{stageHoldSend, stageHoldDead} {
-				n, err := e.purgeSubject(ctx, src.names.outStream, src.names.subject(st, t.token))
+			for _, st := range []string{pipeline.StageHoldSend, pipeline.StageHoldDead} {
+				n, err := e.purgeSubject(ctx, src.Names().OutStream, src.Names().Subject(st, t.Token()))
 				if err != nil {
-					e.log.Warn("could not remove the held events of a deleted target", "kind", t.kind, "name", t.obj.Key(), "error", err)
+					kind, name := t.Describe()
+					e.log.Warn("could not remove the held events of a deleted target", "kind", kind, "name", name, "error", err)
 					continue
 				}
-				t.account.dropN(dropUnrouted, n)
+				t.DropUnrouted(n)
 			}
 		}
 	}
@@ -388,20 +374,20 @@ func (e *Engine) refreshStatus() {
 		return
 	}
 	programmed := map[string]bool{}
-	for id := range e.pipelines {
+	for id := range e.served {
 		programmed[id] = true
 	}
 	fault := e.storeFault()
 	e.statusMu.Lock()
 	defer e.statusMu.Unlock()
 	e.statuses = status.Compute(status.Input{
-		Table:    p.table,
+		Table:    p.Table(),
 		BaseURL:  e.baseURL,
-		Resolved: p.resolved,
+		Resolved: p.Resolved(),
 		Ingress: func(kind string, o routing.Object) status.Ingress {
-			k := kindBroker
+			k := pipeline.KindBroker
 			if kind == knative.KindChannel {
-				k = kindChannel
+				k = pipeline.KindChannel
 			}
 			if e.stopped {
 				return status.Ingress{Reason: "ShuttingDown", Message: "the runtime is shutting down"}
@@ -409,7 +395,7 @@ func (e *Engine) refreshStatus() {
 			if fault != nil {
 				return status.Ingress{Reason: "StorageFull", Message: fault.Error()}
 			}
-			if programmed[namesFor(k, o).id] {
+			if programmed[pipeline.NamesFor(k, o).ID] {
 				return status.Ingress{Ready: true}
 			}
 			return status.Ingress{}
@@ -453,9 +439,9 @@ func (e *Engine) closeAll(ctx context.Context) error {
 			}
 		}
 	}
-	for _, pl := range e.pipelines {
+	for _, pl := range e.served {
 		for _, s := range pl.stages() {
-			s.stop()
+			s.Stop()
 		}
 	}
 	// Give deliveries in progress until shortly before the deadline.
@@ -476,7 +462,7 @@ func (e *Engine) closeAll(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("deliveries still in progress at the deadline: %w", err))
 	} else {
 		for _, l := range e.lanes {
-			l.close()
+			l.Close()
 		}
 	}
 	if e.nc != nil {
@@ -497,15 +483,15 @@ func (e *Engine) closeAll(ctx context.Context) error {
 // waitStages waits for the messages in progress in every stage, and then
 // for the first attempts the route stages started.
 func (e *Engine) waitStages(ctx context.Context) error {
-	for _, pl := range e.pipelines {
+	for _, pl := range e.served {
 		for _, s := range pl.stages() {
-			if err := s.wait(ctx); err != nil {
+			if err := s.Wait(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	for _, l := range e.lanes {
-		if err := l.wait(ctx); err != nil {
+		if err := l.Wait(ctx); err != nil {
 			return err
 		}
 	}

@@ -17,8 +17,8 @@ func (r *ingressRuntime) Endpoint(path string) *ingress.Endpoint {
 	if p == nil {
 		return nil
 	}
-	if src := p.byPath[path]; src != nil {
-		return src.endpoint
+	if src := p.ForPath(path); src != nil {
+		return src.Endpoint()
 	}
 	return nil
 }

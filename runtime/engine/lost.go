@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+
+	"github.com/knc-dev/knc/runtime/pipeline"
 )
 
 // countLostMessages counts, as dropped with reason unreadable, the
@@ -21,7 +23,7 @@ import (
 // process was killed (acknowledged messages still counted as waited for),
 // so only the streams JetStream found a damaged block in, and cut, are
 // counted. It runs once, at Start, before any consumer moves.
-func (e *Engine) countLostMessages(ctx context.Context, p *plan) {
+func (e *Engine) countLostMessages(ctx context.Context, p *pipeline.Plan) {
 	if e.server == nil {
 		return
 	}
@@ -29,10 +31,10 @@ func (e *Engine) countLostMessages(ctx context.Context, p *plan) {
 	if len(damaged) == 0 {
 		return
 	}
-	for _, src := range p.sources {
-		streams := []string{src.names.outStream}
+	for _, src := range p.Sources() {
+		streams := []string{src.Names().OutStream}
 		for i := range e.opts.IngressShards {
-			_, stream := src.names.ingressShard(i)
+			_, stream := src.Names().IngressShard(i)
 			streams = append(streams, stream)
 		}
 		for _, name := range streams {
@@ -48,9 +50,9 @@ func (e *Engine) countLostMessages(ctx context.Context, p *plan) {
 			if n == 0 {
 				continue
 			}
-			src.metrics.dropN(dropUnreadable, int(n))
+			src.DropUnreadable(int(n))
 			e.log.Error("JetStream could not read back messages from its files (a damaged block); counted as dropped, reason unreadable",
-				src.kind.String(), src.obj.Key(), "stream", name, "messages", n)
+				src.Kind().String(), src.Object().Key(), "stream", name, "messages", n)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 // testutilCounter sums every sample of a counter in the engine's registry.
 func testutilCounter(e *Engine, name string) float64 {
-	families, err := e.metrics.registry.Gather()
+	families, err := e.opts.Registry.Gather()
 	if err != nil {
 		return -1
 	}
@@ -31,7 +31,7 @@ func TestMetricsUseOwnRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a second engine in one process must not collide on metrics: %v", err)
 	}
-	if e.metrics.registry == other.metrics.registry {
+	if e.opts.Registry == other.opts.Registry {
 		t.Error("two engines share a registry")
 	}
 }

@@ -25,7 +25,7 @@ type ackPublisher struct {
 	nc     *nats.Conn
 	prefix string
 	sub    *nats.Subscription
-	// timeout bounds publishAll.
+	// timeout bounds PublishAll.
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -195,12 +195,12 @@ func ackError(m *nats.Msg) error {
 	return fmt.Errorf("publishing to JetStream: %s (code %d, error %d)", resp.Error.Description, resp.Error.Code, resp.Error.ErrCode)
 }
 
-// publishAll publishes msgs and waits until JetStream stored all of them,
+// PublishAll publishes msgs and waits until JetStream stored all of them,
 // for at most the publish timeout; it also sets fresh[i], when fresh is not
 // nil, to whether msgs[i] was stored now rather than discarded as a
 // duplicate of a message stored before with the same ID. The messages are
 // published together, each with its ID.
-func (p *ackPublisher) publishAll(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
+func (p *ackPublisher) PublishAll(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error {
 	deadline := time.Now().Add(p.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -14,7 +14,7 @@ import (
 // deadline has passed already.
 func TestAckPublisherOutcomes(t *testing.T) {
 	e := startEngine(t, Options{Table: brokerTable()})
-	src := e.currentPlan().byPath["/brokers/ns/b"]
+	src := e.currentPlan().ForPath("/brokers/ns/b")
 	// A plain subscriber that never answers.
 	mute, err := e.nc.SubscribeSync("mute.subject")
 	if err != nil {
@@ -27,10 +27,10 @@ func TestAckPublisherOutcomes(t *testing.T) {
 		deadline time.Duration
 		wantErr  string
 	}{
-		{name: "stored", subject: src.names.in, deadline: 5 * time.Second},
+		{name: "stored", subject: src.Names().In, deadline: 5 * time.Second},
 		{name: "no stream", subject: "no.stream.here", deadline: 400 * time.Millisecond, wantErr: "503"},
 		{name: "no answer", subject: "mute.subject", deadline: 200 * time.Millisecond, wantErr: errPublishTimeout.Error()},
-		{name: "deadline passed", subject: src.names.in, deadline: -time.Second, wantErr: errPublishTimeout.Error()},
+		{name: "deadline passed", subject: src.Names().In, deadline: -time.Second, wantErr: errPublishTimeout.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

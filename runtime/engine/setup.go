@@ -3,10 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knc-dev/knc/runtime/pipeline"
+	"github.com/knc-dev/knc/runtime/stage"
 )
 
 // Consumer names; each stream has its own namespace of consumers.
@@ -22,23 +26,23 @@ const (
 // discarded instead of becoming a second delivery.
 const duplicateWindow = 30 * time.Second
 
-// pipeline is the running data plane of one Broker or Channel: the route
+// sourceStages is the running data plane of one Broker or Channel: the route
 // stages read its ingress streams, the dispatch stage the active subjects of
 // its delivery stream, and the unpark stage the held events of targets that
 // have become ready.
-type pipeline struct {
+type sourceStages struct {
 	id string
 	// routes read the ingress streams, one per shard.
-	routes   []*stage
-	dispatch *stage
-	unpark   *stage
+	routes   []*stage.Stage
+	dispatch *stage.Stage
+	unpark   *stage.Stage
 	// holdFilter is the unpark consumer's current filter.
 	holdFilter []string
 }
 
-func (p *pipeline) stages() []*stage {
+func (p *sourceStages) stages() []*stage.Stage {
 	out := slices.Clone(p.routes)
-	for _, s := range []*stage{p.dispatch, p.unpark} {
+	for _, s := range []*stage.Stage{p.dispatch, p.unpark} {
 		if s != nil {
 			out = append(out, s)
 		}
@@ -70,7 +74,7 @@ func ingressShare(maxStoreBytes int64, sources int) int64 {
 // trimming it is harmless. Discarding new messages when full (rather than
 // old ones) makes a full store refuse what it cannot keep instead of losing
 // what it kept.
-func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) {
+func (e *Engine) ensureStreams(ctx context.Context, src *pipeline.Source) ([]int, error) {
 	common := jetstream.StreamConfig{
 		Retention:  jetstream.WorkQueuePolicy,
 		Storage:    jetstream.FileStorage,
@@ -84,7 +88,7 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) 
 	shards := e.opts.IngressShards
 	var configs []jetstream.StreamConfig
 	for i := range shards {
-		subject, name := src.names.ingressShard(i)
+		subject, name := src.Names().IngressShard(i)
 		in := common
 		in.Retention = jetstream.LimitsPolicy
 		if prev, err := e.js.Stream(ctx, name); err == nil && prev.CachedInfo().Config.Retention == jetstream.WorkQueuePolicy {
@@ -95,7 +99,7 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) 
 			in.MaxBytes = max(in.MaxBytes/int64(shards), 1)
 		}
 		in.Name = name
-		in.Description = fmt.Sprintf("ingress of %s %s", src.kind, src.obj.Key())
+		in.Description = fmt.Sprintf("ingress of %s %s", src.Kind(), src.Object().Key())
 		if i > 0 {
 			in.Description += fmt.Sprintf(", shard %d of %d", i, shards)
 		}
@@ -103,9 +107,9 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) 
 		configs = append(configs, in)
 	}
 	out := common
-	out.Name = src.names.outStream
-	out.Description = fmt.Sprintf("deliveries of %s %s", src.kind, src.obj.Key())
-	out.Subjects = src.names.outSubjects()
+	out.Name = src.Names().OutStream
+	out.Description = fmt.Sprintf("deliveries of %s %s", src.Kind(), src.Object().Key())
+	out.Subjects = src.Names().OutSubjects()
 	configs = append(configs, out)
 	for _, cfg := range configs {
 		if _, err := e.js.CreateOrUpdateStream(ctx, cfg); err != nil {
@@ -116,14 +120,14 @@ func (e *Engine) ensureStreams(ctx context.Context, src *source) ([]int, error) 
 	for i := range all {
 		all[i] = i
 	}
-	names := e.js.StreamNames(ctx, jetstream.WithStreamListSubject(src.names.in+".*"))
+	names := e.js.StreamNames(ctx, jetstream.WithStreamListSubject(src.Names().In+".*"))
 	for name := range names.Name() {
-		if i := src.names.shardOf(name); i >= shards {
+		if i := src.Names().ShardOf(name); i >= shards {
 			all = append(all, i)
 		}
 	}
 	if err := names.Err(); err != nil {
-		return nil, fmt.Errorf("listing the ingress streams of %s %s: %w", src.kind, src.obj.Key(), err)
+		return nil, fmt.Errorf("listing the ingress streams of %s %s: %w", src.Kind(), src.Object().Key(), err)
 	}
 	return all, nil
 }
@@ -142,18 +146,18 @@ func (e *Engine) consumerConfig(name string, filters []string, maxAckPending int
 	}
 }
 
-// newPipeline sets up the streams and the route and dispatch consumers of
+// newSourceStages sets up the streams and the route and dispatch consumers of
 // src and returns its stages, not yet started.
-func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error) {
+func (e *Engine) newSourceStages(ctx context.Context, src *pipeline.Source) (*sourceStages, error) {
 	shards, err := e.ensureStreams(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	id := src.names.id
-	log := e.log.With(src.kind.String(), src.obj.Key())
-	p := &pipeline{id: id}
+	id := src.Names().ID
+	log := e.log.With(src.Kind().String(), src.Object().Key())
+	p := &sourceStages{id: id}
 	for _, i := range shards {
-		subject, stream := src.names.ingressShard(i)
+		subject, stream := src.Names().IngressShard(i)
 		route, err := e.js.CreateOrUpdateConsumer(ctx, stream,
 			// Messages being routed, and those waiting for their first
 			// attempts, of which the lane has at most DeliveryConcurrency.
@@ -161,17 +165,15 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 		if err != nil {
 			return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerRoute, stream, err)
 		}
-		p.routes = append(p.routes, newStage("route", route, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-			e.proc.routeMsg(ctx, id, m)
-		}).trimming(&trimmer{stream: stream, consumer: route, js: e.js, log: log}))
+		p.routes = append(p.routes, e.routeStage(id, stream, route, log))
 	}
-	dispatch, err := e.js.CreateOrUpdateConsumer(ctx, src.names.outStream,
-		e.consumerConfig(consumerDispatch, []string{src.names.prefix + stageSend + ".*", src.names.prefix + stageDead + ".*"}, e.opts.MaxAckPending))
+	dispatch, err := e.js.CreateOrUpdateConsumer(ctx, src.Names().OutStream,
+		e.consumerConfig(consumerDispatch, []string{src.Names().Prefix + pipeline.StageSend + ".*", src.Names().Prefix + pipeline.StageDead + ".*"}, e.opts.MaxAckPending))
 	if err != nil {
-		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerDispatch, src.names.outStream, err)
+		return nil, fmt.Errorf("setting up consumer %s of %s: %w", consumerDispatch, src.Names().OutStream, err)
 	}
-	p.dispatch = newStage("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
-		e.proc.dispatchMsg(ctx, id, m)
+	p.dispatch = stage.New("dispatch", dispatch, e.opts.DeliveryConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+		e.proc.DispatchMsg(ctx, id, m)
 	})
 	if err := e.updateUnpark(ctx, p, src); err != nil {
 		return nil, err
@@ -179,27 +181,35 @@ func (e *Engine) newPipeline(ctx context.Context, src *source) (*pipeline, error
 	return p, nil
 }
 
+// routeStage returns the route stage of the ingress stream of source id
+// that consumer reads, not yet started.
+func (e *Engine) routeStage(id, stream string, consumer jetstream.Consumer, log *slog.Logger) *stage.Stage {
+	return stage.New("route", consumer, e.opts.RouteConcurrency, log, func(ctx context.Context, m jetstream.Msg) {
+		e.proc.RouteMsg(ctx, id, m)
+	}).Trimming(stream, consumer, e.js, log)
+}
+
 // updateUnpark makes the unpark consumer of p follow the hold subjects of the
 // targets of src that are ready. A consumer whose filter changes is
 // recreated rather than updated: an updated consumer would skip the held
 // messages older than its position.
-func (e *Engine) updateUnpark(ctx context.Context, p *pipeline, src *source) error {
-	filter := src.holdFilter()
+func (e *Engine) updateUnpark(ctx context.Context, p *sourceStages, src *pipeline.Source) error {
+	filter := src.HoldFilter()
 	if p.unpark != nil && slices.Equal(filter, p.holdFilter) {
 		return nil
 	}
 	if p.unpark != nil {
-		p.unpark.stop()
+		p.unpark.Stop()
 		p.unpark = nil
 	}
 	p.holdFilter = nil
-	cons, err := e.unparkConsumer(ctx, src.names.outStream, filter)
+	cons, err := e.unparkConsumer(ctx, src.Names().OutStream, filter)
 	if err != nil || cons == nil {
 		return err
 	}
-	id := src.names.id
-	p.unpark = newStage("unpark", cons, e.opts.RouteConcurrency, e.log.With(src.kind.String(), src.obj.Key()), func(ctx context.Context, m jetstream.Msg) {
-		e.proc.unparkMsg(ctx, id, m)
+	id := src.Names().ID
+	p.unpark = stage.New("unpark", cons, e.opts.RouteConcurrency, e.log.With(src.Kind().String(), src.Object().Key()), func(ctx context.Context, m jetstream.Msg) {
+		e.proc.UnparkMsg(ctx, id, m)
 	})
 	p.holdFilter = filter
 	return nil

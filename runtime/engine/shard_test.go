@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -31,10 +32,10 @@ func TestShardedIngress(t *testing.T) {
 	wg.Wait()
 	eventually(t, 20*time.Second, "every event delivered", func() bool { return rec.count() >= events })
 	checkDelivered(t, rec, events)
-	names := namesFor(kindBroker, routing.Object{Namespace: "ns", Name: "b"})
+	names := pipeline.NamesFor(pipeline.KindBroker, routing.Object{Namespace: "ns", Name: "b"})
 	used := 0
 	for i := range 4 {
-		_, stream := names.ingressShard(i)
+		_, stream := names.IngressShard(i)
 		s, err := e.js.Stream(context.Background(), stream)
 		if err != nil {
 			t.Fatalf("shard %d: %v", i, err)
@@ -61,9 +62,9 @@ func TestFewerShardsRouteWhatMoreLeft(t *testing.T) {
 	table := brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"}))
 	first := startEngine(t, Options{Table: table, DataDir: dir, IngressShards: 4})
 	first.mu.Lock()
-	for _, pl := range first.pipelines {
+	for _, pl := range first.served {
 		for _, s := range pl.routes {
-			s.stop()
+			s.Stop()
 		}
 	}
 	first.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -24,8 +25,8 @@ func TestIngressStreamIsTrimmed(t *testing.T) {
 		}
 	}
 	eventually(t, 10*time.Second, "every event delivered", func() bool { return rec.count() == events })
-	src := e.currentPlan().byPath["/brokers/ns/b"]
-	stream, err := e.js.Stream(context.Background(), src.names.inStream)
+	src := e.currentPlan().ForPath("/brokers/ns/b")
+	stream, err := e.js.Stream(context.Background(), src.Names().InStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +46,13 @@ func TestWorkQueueIngressStreamIsKept(t *testing.T) {
 	dir := t.TempDir()
 	table := brokerTable(trigger("t", "http://127.0.0.1:1/unused", map[string]string{"type": "x"}))
 	first := startEngine(t, Options{Table: table, DataDir: dir})
-	names := namesFor(kindBroker, routing.Object{Namespace: "ns", Name: "b"})
+	names := pipeline.NamesFor(pipeline.KindBroker, routing.Object{Namespace: "ns", Name: "b"})
 	ctx := context.Background()
-	if err := first.js.DeleteStream(ctx, names.inStream); err != nil {
+	if err := first.js.DeleteStream(ctx, names.InStream); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := first.js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: names.inStream, Subjects: []string{names.in}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		Name: names.InStream, Subjects: []string{names.In}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestWorkQueueIngressStreamIsKept(t *testing.T) {
 		t.Fatalf("POST = %d", code)
 	}
 	eventually(t, 10*time.Second, "the event delivered", func() bool { return rec.count() == 1 })
-	stream, err := second.js.Stream(ctx, names.inStream)
+	stream, err := second.js.Stream(ctx, names.InStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -374,19 +374,7 @@ func (c *computer) finishSubscription(ch *routing.Channel, obj Object, channelRe
 
 // finish adds Ready, summarising conds, and stamps transition times.
 func (c *computer) finish(obj *Object, conds []Condition) {
-	summary := Condition{Type: ConditionReady, Status: True, Reason: "Ready",
-		Message: strings.ToLower(obj.Kind) + " is ready"}
-	for _, cond := range conds {
-		if cond.Severity != "" || cond.Status == True {
-			continue
-		}
-		// The first False wins over any Unknown; the first Unknown is kept
-		// only while no False is seen.
-		if summary.Status == True || (summary.Status == Unknown && cond.Status == False) {
-			summary = Condition{Type: ConditionReady, Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
-		}
-	}
-	all := append([]Condition{summary}, conds...)
+	all := append([]Condition{Summary(obj.Kind, conds)}, conds...)
 	prev := c.previous[objectKey{obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name}]
 	stamp := c.in.Now.UTC().Truncate(time.Second).Format(time.RFC3339)
 	for i := range all {
@@ -401,6 +389,26 @@ func (c *computer) finish(obj *Object, conds []Condition) {
 		}
 	}
 	obj.Status.Conditions = all
+}
+
+// Summary returns the Ready condition of an object of kind whose other
+// conditions are conds: the first False, else the first Unknown, else True.
+// Conditions with a severity are informational and never make it not
+// ready.
+func Summary(kind string, conds []Condition) Condition {
+	summary := Condition{Type: ConditionReady, Status: True, Reason: "Ready",
+		Message: strings.ToLower(kind) + " is ready"}
+	for _, cond := range conds {
+		if cond.Severity != "" || cond.Status == True {
+			continue
+		}
+		// The first False wins over any Unknown; the first Unknown is kept
+		// only while no False is seen.
+		if summary.Status == True || (summary.Status == Unknown && cond.Status == False) {
+			summary = Condition{Type: ConditionReady, Status: cond.Status, Reason: cond.Reason, Message: cond.Message}
+		}
+	}
+	return summary
 }
 
 // ready returns the Ready condition of conds.

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 )
 
-// dispatchMsg is the dispatch stage: one HTTP attempt per JetStream
+// DispatchMsg is the dispatch stage: one HTTP attempt per JetStream
 // delivery of a message. A retry is a negative acknowledgement with the
 // backoff as delay, and the attempt number is JetStream's delivery count
 // (plus the attempts the route stage made before it stored the delivery),
 // so retries and their count survive a restart.
-func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Msg) {
+func (p *Processor) DispatchMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	src := p.currentPlan().byID[id]
 	if src == nil {
 		p.settle(msg, release)
 		return
 	}
-	st, tok, ok := src.names.parseSubject(msg.Subject())
+	st, tok, ok := src.names.ParseSubject(msg.Subject())
 	if !ok {
 		p.settle(msg, terminate)
 		return
@@ -36,15 +37,15 @@ func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Ms
 	if t == nil {
 		p.log.Warn("dropping a delivery whose trigger or subscription no longer exists",
 			src.kind.String(), src.obj.Key(), "target", tok)
-		src.metrics.drop(dropUnrouted)
-		p.accounts.forToken(src, tok).drop(dropUnrouted)
+		src.metrics.Drop(metrics.DropUnrouted)
+		src.metrics.ForToken(tok).Drop(metrics.DropUnrouted)
 		p.settle(msg, finished)
 		return
 	}
 	if !t.ready {
 		// Keep it, untouched by any attempt, until the target is ready.
-		out := forward(msg, src.names.subject(holdStage(st), tok))
-		if err := p.pub.publishAll(ctx, []*nats.Msg{out}, []string{msgID("hold", msg, meta, "")}, nil); err != nil {
+		out := forward(msg, src.names.Subject(holdStage(st), tok))
+		if err := p.pub.PublishAll(ctx, []*nats.Msg{out}, []string{msgID("hold", msg, meta, "")}, nil); err != nil {
 			p.settle(msg, releaseAfter(routeRetryDelay))
 			return
 		}
@@ -54,8 +55,8 @@ func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Ms
 	ev, err := eventOf(msg)
 	if err != nil {
 		p.log.Error("dropping a stored delivery that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
-		src.metrics.drop(dropUnreadable)
-		t.account.drop(dropUnreadable)
+		src.metrics.Drop(metrics.DropUnreadable)
+		t.account.Drop(metrics.DropUnreadable)
 		p.settle(msg, terminate)
 		return
 	}
@@ -73,7 +74,7 @@ func (p *processor) dispatchMsg(ctx context.Context, id string, msg jetstream.Ms
 	stop := keepClaim(msg, a.budget(), p.ackWait)
 	defer stop()
 	var v verdict
-	if st == stageDead {
+	if st == StageDead {
 		v = a.deadLetter(ctx)
 	} else {
 		v = a.deliver(ctx)

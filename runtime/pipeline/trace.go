@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -21,12 +21,12 @@ import (
 // deliveries it stores, and an attempt that sends the event to the dead
 // stage stores its own. Routing after a restart and retries in the
 // dispatch stage are so still children of the span before them. Nothing
-// here runs when processor.tracer is nil.
+// here runs when Processor.tracer is nil.
 
 // setTracing names s and its targets for their spans, with the URLs of
 // the targets' destinations masked as in logs.
-func (s *source) setTracing() {
-	s.trace = tracing.NewSource(s.kind == kindBroker, s.obj.Key())
+func (s *Source) setTracing() {
+	s.trace = tracing.NewSource(s.kind == KindBroker, s.obj.Key())
 	for _, t := range s.targets {
 		t.trace = tracing.NewTarget(t.kind == knative.KindTrigger, t.obj.Key(), maskURL(t.deliverURL), maskURL(t.replyURL), maskURL(t.deadLetterURL))
 	}
@@ -41,7 +41,7 @@ func maskURL(u string) string {
 
 // startRoute starts the span of routing ev, a child of the span whose
 // context is stored in passThrough.
-func (p *processor) startRoute(src *source, ev *event.Event, passThrough string) (context.Context, tracing.Span) {
+func (p *Processor) startRoute(src *Source, ev *event.Event, passThrough string) (context.Context, tracing.Span) {
 	return p.tracer.StartRoute(storedParent(passThrough, ev), ev, src.trace)
 }
 

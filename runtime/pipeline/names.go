@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"crypto/sha256"
@@ -23,10 +23,10 @@ import (
 // from send to dead when its subscriber gives up, and to the hold stage of
 // the same name while its Trigger or Subscription is not ready.
 const (
-	stageSend     = "send"
-	stageDead     = "dead"
-	stageHoldSend = "hold-send"
-	stageHoldDead = "hold-dead"
+	StageSend     = "send"
+	StageDead     = "dead"
+	StageHoldSend = "hold-send"
+	StageHoldDead = "hold-dead"
 )
 
 var (
@@ -47,44 +47,45 @@ func token(o routing.Object) string {
 	return "X" + hex.EncodeToString(sum[:12])
 }
 
-// sourceNames are the NATS names of one Broker or Channel.
-type sourceNames struct {
-	// id identifies the source among all Brokers and Channels: "broker.<token>".
-	id string
-	// in is the ingress subject; prefix starts every delivery subject.
-	in, prefix string
-	// inStream and outStream hold ingress and delivery messages.
-	inStream, outStream string
+// Names are the NATS names of one Broker or Channel.
+type Names struct {
+	// ID identifies the source among all Brokers and Channels: "broker.<token>".
+	ID string
+	// In is the ingress subject; Prefix starts every delivery subject.
+	In, Prefix string
+	// InStream and OutStream hold ingress and delivery messages.
+	InStream, OutStream string
 }
 
-func namesFor(kind sourceKind, o routing.Object) sourceNames {
+// NamesFor returns the names of the Broker or Channel o.
+func NamesFor(kind SourceKind, o routing.Object) Names {
 	tok := token(o)
 	base := "knc." + kind.String() + "." + tok
-	return sourceNames{
-		id:        kind.String() + "." + tok,
-		in:        base + ".in",
-		prefix:    base + ".",
-		inStream:  "knc_" + kind.String() + "_" + tok + "_in",
-		outStream: "knc_" + kind.String() + "_" + tok + "_out",
+	return Names{
+		ID:        kind.String() + "." + tok,
+		In:        base + ".in",
+		Prefix:    base + ".",
+		InStream:  "knc_" + kind.String() + "_" + tok + "_in",
+		OutStream: "knc_" + kind.String() + "_" + tok + "_out",
 	}
 }
 
-// ingressShard returns the subject and stream of shard i of the ingress.
+// IngressShard returns the subject and stream of shard i of the ingress.
 // Shard 0 is the ingress of an unsharded source, so that a runtime started
 // with more or fewer shards finds the events already stored there.
-func (n sourceNames) ingressShard(i int) (subject, stream string) {
+func (n Names) IngressShard(i int) (subject, stream string) {
 	if i == 0 {
-		return n.in, n.inStream
+		return n.In, n.InStream
 	}
-	return n.in + "." + strconv.Itoa(i), n.inStream + "_" + strconv.Itoa(i)
+	return n.In + "." + strconv.Itoa(i), n.InStream + "_" + strconv.Itoa(i)
 }
 
-// shardOf returns the shard number of an ingress stream of n, or -1.
-func (n sourceNames) shardOf(stream string) int {
-	if stream == n.inStream {
+// ShardOf returns the shard number of an ingress stream of n, or -1.
+func (n Names) ShardOf(stream string) int {
+	if stream == n.InStream {
 		return 0
 	}
-	rest, ok := strings.CutPrefix(stream, n.inStream+"_")
+	rest, ok := strings.CutPrefix(stream, n.InStream+"_")
 	if !ok {
 		return -1
 	}
@@ -95,41 +96,41 @@ func (n sourceNames) shardOf(stream string) int {
 	return i
 }
 
-// subject is the delivery subject of a target in a stage.
-func (n sourceNames) subject(stage, target string) string {
-	return n.prefix + stage + "." + target
+// Subject is the delivery subject of a target in a stage.
+func (n Names) Subject(stage, target string) string {
+	return n.Prefix + stage + "." + target
 }
 
-// parseSubject splits a delivery subject into stage and target token.
-func (n sourceNames) parseSubject(subject string) (stage, target string, ok bool) {
-	rest, ok := strings.CutPrefix(subject, n.prefix)
+// ParseSubject splits a delivery subject into stage and target token.
+func (n Names) ParseSubject(subject string) (stage, target string, ok bool) {
+	rest, ok := strings.CutPrefix(subject, n.Prefix)
 	if !ok {
 		return "", "", false
 	}
 	return strings.Cut(rest, ".")
 }
 
-// outSubjects are the subjects of the delivery stream.
-func (n sourceNames) outSubjects() []string {
+// OutSubjects are the subjects of the delivery stream.
+func (n Names) OutSubjects() []string {
 	return []string{
-		n.prefix + stageSend + ".*",
-		n.prefix + stageDead + ".*",
-		n.prefix + stageHoldSend + ".*",
-		n.prefix + stageHoldDead + ".*",
+		n.Prefix + StageSend + ".*",
+		n.Prefix + StageDead + ".*",
+		n.Prefix + StageHoldSend + ".*",
+		n.Prefix + StageHoldDead + ".*",
 	}
 }
 
 // holdStage and activeStage map between a stage and its hold stage.
 func holdStage(stage string) string {
-	if stage == stageDead {
-		return stageHoldDead
+	if stage == StageDead {
+		return StageHoldDead
 	}
-	return stageHoldSend
+	return StageHoldSend
 }
 
 func activeStage(hold string) string {
-	if hold == stageHoldDead {
-		return stageDead
+	if hold == StageHoldDead {
+		return StageDead
 	}
-	return stageSend
+	return StageSend
 }

@@ -1,4 +1,4 @@
-package engine
+package stage
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"sync/atomic"
 )
 
-// pool runs items on workers that are started as the queue needs them, up
+// Pool runs items on workers that are started as the queue needs them, up
 // to limit, and kept: a goroutine per item would grow its stack again for
 // every item. Whoever submits bounds the items in the pool to limit (the
 // stages and lanes hold a slot per item), so that submitting never blocks.
-type pool[T any] struct {
+type Pool[T any] struct {
 	// work is the context of processing: the workers' contexts end with it.
 	work    context.Context
 	queue   chan T
@@ -21,15 +21,15 @@ type pool[T any] struct {
 	running sync.WaitGroup
 }
 
-// newPool returns a pool whose workers run items with contexts that end
+// NewPool returns a pool whose workers run items with contexts that end
 // with work, which must outlive the pool: the engine's, never a message's
 // or a stage's, since a worker serves whoever submits next.
-func newPool[T any](work context.Context, limit int, run func(context.Context, T)) *pool[T] {
-	return &pool[T]{work: work, queue: make(chan T, limit), limit: int32(limit), run: run}
+func NewPool[T any](work context.Context, limit int, run func(context.Context, T)) *Pool[T] {
+	return &Pool[T]{work: work, queue: make(chan T, limit), limit: int32(limit), run: run}
 }
 
-// submit has a worker run item.
-func (p *pool[T]) submit(item T) {
+// Submit has a worker run item.
+func (p *Pool[T]) Submit(item T) {
 	p.running.Add(1)
 	p.queue <- item
 	// Read the queue before the idle workers: a worker counted idle takes
@@ -46,7 +46,7 @@ func (p *pool[T]) submit(item T) {
 // worker runs items with a context of its own, so that what the items
 // derive from it (timeouts) registers with it rather than all with work:
 // one context shared by every worker makes them queue for its lock.
-func (p *pool[T]) worker() {
+func (p *Pool[T]) worker() {
 	ctx, cancel := context.WithCancel(p.work)
 	defer cancel()
 	for {
@@ -61,12 +61,12 @@ func (p *pool[T]) worker() {
 	}
 }
 
-// close ends the workers once the queue is empty; nothing may be submitted
+// Close ends the workers once the queue is empty; nothing may be submitted
 // after it.
-func (p *pool[T]) close() { close(p.queue) }
+func (p *Pool[T]) Close() { close(p.queue) }
 
-// wait waits for the items submitted to end, or for ctx to end.
-func (p *pool[T]) wait(ctx context.Context) error {
+// Wait waits for the items submitted to end, or for ctx to end.
+func (p *Pool[T]) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		p.running.Wait()

@@ -1,11 +1,7 @@
-package engine
+package metrics
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,50 +74,57 @@ func newAccounting(reg prometheus.Registerer) *accounting {
 	}
 }
 
-// targetAccount is the accounting of one target, bound once per plan so that
-// the hot path does no label lookups.
-type targetAccount struct {
+// Target is the accounting of one Trigger or Subscription, bound once per
+// plan so that the hot path does no label lookups.
+type Target struct {
 	labels                            []string
-	accepted, delivered, deadLettered prometheus.Counter
+	Accepted, Delivered, DeadLettered prometheus.Counter
 	dropped                           *prometheus.CounterVec
 }
 
-func (a *accounting) forTarget(src *source, t *target) *targetAccount {
+// ForTarget binds the accounting of the target of s whose subject token is
+// token and whose name is name.
+func (s *Source) ForTarget(token, name string) *Target {
+	a := s.accounting
 	a.mu.Lock()
-	a.names[src.names.id+"/"+t.token] = t.obj.Name
+	a.names[s.id+"/"+token] = name
 	a.mu.Unlock()
-	return a.bind(src, targetKind(src.kind), t.obj.Name)
+	return s.bind(name)
 }
 
-func (a *accounting) bind(src *source, kind, name string) *targetAccount {
-	l := []string{src.obj.Namespace, src.kind.String(), src.obj.Name, kind, name}
-	return &targetAccount{
+func (s *Source) bind(name string) *Target {
+	a := s.accounting
+	l := append(slices.Clip(s.labels), targetKind(s.labels[1]), name)
+	return &Target{
 		labels:       l,
-		accepted:     a.accepted.WithLabelValues(l...),
-		delivered:    a.delivered.WithLabelValues(l...),
-		deadLettered: a.deadLettered.WithLabelValues(l...),
+		Accepted:     a.accepted.WithLabelValues(l...),
+		Delivered:    a.delivered.WithLabelValues(l...),
+		DeadLettered: a.deadLettered.WithLabelValues(l...),
 		dropped:      a.dropped,
 	}
 }
 
-// forToken accounts for a target that is not in the current plan: its name
-// if this process served it, its subject token otherwise.
-func (a *accounting) forToken(src *source, token string) *targetAccount {
+// ForToken accounts for a target of s that is not in the current plan: its
+// name if this process served it, its subject token otherwise.
+func (s *Source) ForToken(token string) *Target {
+	a := s.accounting
 	a.mu.Lock()
-	name, ok := a.names[src.names.id+"/"+token]
+	name, ok := a.names[s.id+"/"+token]
 	a.mu.Unlock()
 	if !ok {
 		name = token
 	}
-	return a.bind(src, targetKind(src.kind), name)
+	return s.bind(name)
 }
 
-func (t *targetAccount) drop(reason string) {
+// Drop counts a delivery to t given up for reason.
+func (t *Target) Drop(reason string) {
 	l := t.labels
 	t.dropped.WithLabelValues(l[0], l[1], l[2], l[3], l[4], reason).Inc()
 }
 
-func (t *targetAccount) dropN(reason string, n uint64) {
+// DropN counts n deliveries to t given up for reason.
+func (t *Target) DropN(reason string, n uint64) {
 	if n == 0 {
 		return
 	}
@@ -129,59 +132,10 @@ func (t *targetAccount) dropN(reason string, n uint64) {
 	t.dropped.WithLabelValues(l[0], l[1], l[2], l[3], l[4], reason).Add(float64(n))
 }
 
-func targetKind(k sourceKind) string {
-	if k == kindChannel {
+// targetKind is the target_kind label of the targets of a source of kind.
+func targetKind(sourceKind string) string {
+	if sourceKind == "channel" {
 		return "subscription"
 	}
 	return "trigger"
-}
-
-// countStored counts as accepted the deliveries JetStream stored for the
-// first time; a message it discarded as a duplicate of one stored before (a
-// route retried after a partial failure) was counted then.
-func countStored(src *source, matched []int, fresh []bool) {
-	for i, idx := range matched {
-		if fresh[i] {
-			src.targets[idx].account.accepted.Inc()
-		}
-	}
-}
-
-// unparksAll reports whether the unpark stage of s follows every hold
-// subject, those of deleted targets included.
-func (s *source) unparksAll() bool {
-	f := s.holdFilter()
-	return len(f) > 0 && strings.HasSuffix(f[0], ".*")
-}
-
-// purgeSubject removes the messages of subject from stream and returns how
-// many there were. jetstream.Stream.Purge does not return the count, which
-// the accounting needs, so this makes the API request itself.
-func (e *Engine) purgeSubject(ctx context.Context, stream, subject string) (uint64, error) {
-	req, err := json.Marshal(struct {
-		Filter string `json:"filter"`
-	}{subject})
-	if err != nil {
-		return 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.PublishTimeout)
-	defer cancel()
-	msg, err := e.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+stream, req)
-	if err != nil {
-		return 0, fmt.Errorf("purging %s: %w", subject, err)
-	}
-	var resp struct {
-		Success bool   `json:"success"`
-		Purged  uint64 `json:"purged"`
-		Error   *struct {
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return 0, fmt.Errorf("purging %s: %w", subject, err)
-	}
-	if resp.Error != nil {
-		return 0, fmt.Errorf("purging %s: %s", subject, resp.Error.Description)
-	}
-	return resp.Purged, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/stage"
 )
 
 // First attempts.
@@ -60,12 +61,12 @@ func retryOf(h nats.Header) (prior int, notBefore time.Time, ok bool) {
 	return n, time.Unix(0, t), true
 }
 
-// lane runs the first attempts of one Broker or Channel: at most
+// Lane runs the first attempts of one Broker or Channel: at most
 // DeliveryConcurrency at a time, on a pool of workers. It outlives
 // reloads.
-type lane struct {
+type Lane struct {
 	slots chan struct{}
-	jobs  *pool[func(context.Context)]
+	jobs  *stage.Pool[func(context.Context)]
 	// congestedUntil (Unix nanoseconds) is set when no slot came free
 	// for slotWait: slow targets hold them all. It is then congestion
 	// from now, for the lane or a target.
@@ -73,15 +74,18 @@ type lane struct {
 	congestion     time.Duration
 }
 
-func newLane(work context.Context, capacity int) *lane {
-	return &lane{
+// NewLane returns a lane of capacity workers whose attempts end with work.
+func NewLane(work context.Context, capacity int) *Lane {
+	return &Lane{
 		slots:      make(chan struct{}, capacity),
-		jobs:       newPool(work, capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
+		jobs:       stage.NewPool(work, capacity, func(ctx context.Context, job func(context.Context)) { job(ctx) }),
 		congestion: slotWait,
 	}
 }
 
-func targetSlots(capacity int) int {
+// TargetSlots is how many first attempts one target may have in progress
+// on a lane of the given capacity.
+func TargetSlots(capacity int) int {
 	return max(1, int(float64(capacity)*targetShare))
 }
 
@@ -90,7 +94,7 @@ func targetSlots(capacity int) int {
 // congested: the next deliveries to it, or to any target, are stored
 // without waiting, for l.congestion, so that routing goes on at the speed
 // of storing while slow subscribers hold the slots.
-func (l *lane) acquire(t *target, timer **time.Timer) bool {
+func (l *Lane) acquire(t *Target, timer **time.Timer) bool {
 	now := time.Now().UnixNano()
 	if now < l.congestedUntil.Load() || now < t.congestedUntil.Load() {
 		return false
@@ -133,28 +137,28 @@ func waitSlot(slots chan struct{}, timer **time.Timer) bool {
 
 // run has a worker run job, with a context that ends with the engine's
 // work; job must end with l.release.
-func (l *lane) run(job func(context.Context)) { l.jobs.submit(job) }
+func (l *Lane) run(job func(context.Context)) { l.jobs.Submit(job) }
 
-func (l *lane) release(t *target) {
+func (l *Lane) release(t *Target) {
 	<-t.slots
 	<-l.slots
 }
 
-// close ends the workers; no attempt may start after it.
-func (l *lane) close() { l.jobs.close() }
+// Close ends the workers; no attempt may start after it.
+func (l *Lane) Close() { l.jobs.Close() }
 
-// wait waits for the first attempts in progress, or for ctx to end.
-func (l *lane) wait(ctx context.Context) error { return l.jobs.wait(ctx) }
+// Wait waits for the first attempts in progress, or for ctx to end.
+func (l *Lane) Wait(ctx context.Context) error { return l.jobs.Wait(ctx) }
 
 // routed is the routing of one ingress message: the deliveries it stores
 // and the first attempts it makes. The message is settled when the last of
 // them ends.
 type routed struct {
-	p    *processor
-	src  *source
+	p    *Processor
+	src  *Source
 	msg  jetstream.Msg
 	meta *jetstream.MsgMetadata
-	lane *lane
+	lane *Lane
 
 	// Deliveries stored without an attempt: to targets not ready, or that
 	// cannot take one more attempt now.
@@ -173,7 +177,7 @@ type routed struct {
 	stopClaim func()
 }
 
-func (p *processor) newRouted(src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
+func (p *Processor) newRouted(src *Source, msg jetstream.Msg, meta *jetstream.MsgMetadata) *routed {
 	r := &routed{p: p, src: src, msg: msg, meta: meta, lane: src.lane}
 	r.pending.Store(1)
 	return r
@@ -223,11 +227,11 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 	t := r.src.targets[idx]
 	id := deliveryID{stream: r.meta.Stream, seq: r.meta.Sequence.Stream, event: stored.index, token: t.token}
 	if !t.ready {
-		r.store(r.src.names.subject(stageHoldSend, t.token), stored, idx, id)
+		r.store(r.src.names.Subject(StageHoldSend, t.token), stored, idx, id)
 		return
 	}
 	if !r.lane.acquire(t, &r.timer) {
-		r.store(r.src.names.subject(stageSend, t.token), stored, idx, id)
+		r.store(r.src.names.Subject(StageSend, t.token), stored, idx, id)
 		return
 	}
 	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true, parent: stored.trace}
@@ -266,11 +270,11 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 		// this attempt not counted.
 		prior, delay = a.n-1, 0
 	}
-	out := &nats.Msg{Subject: r.src.names.subject(stageSend, a.t.token), Header: stored.storedHeaders(2), Data: stored.data}
+	out := &nats.Msg{Subject: r.src.names.Subject(StageSend, a.t.token), Header: stored.storedHeaders(2), Data: stored.data}
 	out.Header[headerAttempts] = []string{strconv.Itoa(prior)}
 	out.Header[headerNotBefore] = []string{strconv.FormatInt(time.Now().Add(delay).UnixNano(), 10)}
 	fresh := []bool{false}
-	if err := r.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"route:" + a.id.String()}, fresh); err != nil {
+	if err := r.p.pub.PublishAll(ctx, []*nats.Msg{out}, []string{"route:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			r.released.Store(true)
 			return
@@ -280,7 +284,7 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 		return
 	}
 	if fresh[0] {
-		a.t.account.accepted.Inc()
+		a.t.account.Accepted.Inc()
 	}
 }
 
@@ -289,7 +293,7 @@ func (r *routed) settleAttempt(ctx context.Context, a *attempt, v verdict, store
 func (r *routed) finish(ctx context.Context) {
 	if len(r.stored) > 0 {
 		fresh := make([]bool, len(r.stored))
-		err := r.p.pub.publishAll(ctx, r.stored, r.ids, fresh)
+		err := r.p.pub.PublishAll(ctx, r.stored, r.ids, fresh)
 		countStored(r.src, r.matched, fresh)
 		if err != nil {
 			r.p.log.Warn("could not store the deliveries of an event; routing it again later",
@@ -317,5 +321,16 @@ func (r *routed) done() {
 		r.p.settle(r.msg, releaseAfter(routeRetryDelay))
 	default:
 		r.p.settle(r.msg, finished)
+	}
+}
+
+// countStored counts as accepted the deliveries JetStream stored for the
+// first time; a message it discarded as a duplicate of one stored before (a
+// route retried after a partial failure) was counted then.
+func countStored(src *Source, matched []int, fresh []bool) {
+	for i, idx := range matched {
+		if fresh[i] {
+			src.targets[idx].account.Accepted.Inc()
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
 
@@ -18,7 +19,7 @@ import (
 // waits before it is routed again.
 const routeRetryDelay = time.Second
 
-// routeMsg is the route stage: it evaluates a Broker's Triggers once for an
+// RouteMsg is the route stage: it evaluates a Broker's Triggers once for an
 // event from the ingress stream (a Channel's Subscriptions all match) and
 // makes the first attempt of each delivery, or stores it in the delivery
 // stream (see direct.go). The ingress message is acknowledged only once
@@ -26,7 +27,7 @@ const routeRetryDelay = time.Second
 // again later and JetStream discards the deliveries already stored as
 // duplicates (by message ID), so that each Trigger is still evaluated into
 // one stored delivery at most.
-func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) {
+func (p *Processor) RouteMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	src := p.currentPlan().byID[id]
 	if src == nil {
 		// The source was removed by a reload; its pipeline is stopping.
@@ -50,7 +51,7 @@ func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) 
 	ev, err := eventOf(msg)
 	if err != nil {
 		p.log.Error("dropping a stored message that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
-		src.metrics.drop(dropUnreadable)
+		src.metrics.Drop(metrics.DropUnreadable)
 		p.settle(msg, terminate)
 		return
 	}
@@ -61,15 +62,15 @@ func (p *processor) routeMsg(ctx context.Context, id string, msg jetstream.Msg) 
 	r.finish(ctx)
 }
 
-// routeBatch routes the events of a batch message as routeMsg routes one:
+// routeBatch routes the events of a batch message as RouteMsg routes one:
 // the message is acknowledged once the deliveries of all its events ended
 // or are stored. A delivery's message ID names the event by its place in the
 // batch, so that routing the batch again stores nothing twice. An event
 // that cannot be read is dropped alone.
-func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.Msg, meta *jetstream.MsgMetadata) {
+func (p *Processor) routeBatch(ctx context.Context, src *Source, msg jetstream.Msg, meta *jetstream.MsgMetadata) {
 	if err := cehttp.CheckBatch(msg.Headers()); err != nil {
 		p.log.Error("dropping a stored batch this version cannot read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
-		src.metrics.drop(dropUnreadable)
+		src.metrics.Drop(metrics.DropUnreadable)
 		p.settle(msg, terminate)
 		return
 	}
@@ -80,14 +81,14 @@ func (p *processor) routeBatch(ctx context.Context, src *source, msg jetstream.M
 		ev, extras, next, err := cehttp.RecordEvent(rest, msg.Subject(), cehttp.RecordExtras{ingress.HeaderAccepted, cehttp.NATSPassThrough})
 		if errors.Is(err, cehttp.ErrCorruptRecord) {
 			p.log.Error("dropping the rest of a stored batch that cannot be read", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
-			src.metrics.drop(dropUnreadable)
+			src.metrics.Drop(metrics.DropUnreadable)
 			break
 		}
 		record := rest[:len(rest)-len(next)]
 		rest = next
 		if err != nil {
 			p.log.Error("dropping a stored event that is not valid", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "event", i, "error", err)
-			src.metrics.drop(dropUnreadable)
+			src.metrics.Drop(metrics.DropUnreadable)
 			continue
 		}
 		stored := storedEvent{record: record, data: ev.DataEncoded, accepted: extras[0], passThrough: extras[1], index: i}
@@ -112,7 +113,7 @@ func (r *routed) route(ev *event.Event, stored storedEvent, buf []int) {
 
 // match returns the indexes in s.targets of the targets ev goes to, in
 // dst: the matching Triggers of a Broker, every Subscription of a Channel.
-func (s *source) match(ev *event.Event, dst []int) []int {
+func (s *Source) match(ev *event.Event, dst []int) []int {
 	if s.matcher != nil {
 		return s.matcher.Match(ev, dst)
 	}
@@ -122,9 +123,9 @@ func (s *source) match(ev *event.Event, dst []int) []int {
 	return dst
 }
 
-// unparkMsg moves a held delivery of a target that has become ready back to
+// UnparkMsg moves a held delivery of a target that has become ready back to
 // its active stage.
-func (p *processor) unparkMsg(ctx context.Context, id string, msg jetstream.Msg) {
+func (p *Processor) UnparkMsg(ctx context.Context, id string, msg jetstream.Msg) {
 	src := p.currentPlan().byID[id]
 	if src == nil {
 		p.settle(msg, release)
@@ -135,7 +136,7 @@ func (p *processor) unparkMsg(ctx context.Context, id string, msg jetstream.Msg)
 		p.settle(msg, release)
 		return
 	}
-	hold, tok, ok := src.names.parseSubject(msg.Subject())
+	hold, tok, ok := src.names.ParseSubject(msg.Subject())
 	if !ok {
 		p.settle(msg, terminate)
 		return
@@ -148,8 +149,8 @@ func (p *processor) unparkMsg(ctx context.Context, id string, msg jetstream.Msg)
 	}
 	// Deliveries of deleted targets move too; the dispatch stage drops
 	// and counts them.
-	out := forward(msg, src.names.subject(activeStage(hold), tok))
-	if err := p.pub.publishAll(ctx, []*nats.Msg{out}, []string{msgID("unpark", msg, meta, "")}, nil); err != nil {
+	out := forward(msg, src.names.Subject(activeStage(hold), tok))
+	if err := p.pub.PublishAll(ctx, []*nats.Msg{out}, []string{msgID("unpark", msg, meta, "")}, nil); err != nil {
 		p.settle(msg, releaseAfter(routeRetryDelay))
 		return
 	}

@@ -1,4 +1,4 @@
-package engine
+package stage
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // are cheap; a shorter wait only costs idle requests.
 const fetchWait = 10 * time.Second
 
-// stage pulls the messages of one consumer and has a pool of workers
+// Stage pulls the messages of one consumer and has a pool of workers
 // process them, with at most capacity in progress. It pulls exactly as many
 // messages as it has free slots, so no message waits in a client buffer
 // while its AckWait runs out.
-type stage struct {
+type Stage struct {
 	name     string
 	consumer jetstream.Consumer
 	process  func(context.Context, jetstream.Msg)
@@ -29,7 +29,7 @@ type stage struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// workers process the pulled messages; start makes them.
-	workers *pool[jetstream.Msg]
+	workers *Pool[jetstream.Msg]
 
 	// trim, when set, removes the messages the stage acknowledged; it runs
 	// while the stage pulls.
@@ -45,8 +45,10 @@ type stage struct {
 	pauseUntil atomic.Int64
 }
 
-func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *stage {
-	s := &stage{
+// New returns a stage, not yet started, that hands the messages of
+// consumer to process on at most capacity workers.
+func New(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *Stage {
+	s := &Stage{
 		name:     name,
 		consumer: consumer,
 		process:  process,
@@ -58,15 +60,15 @@ func newStage(name string, consumer jetstream.Consumer, capacity int, log *slog.
 	return s
 }
 
-// start runs the pull loop until stop. Messages are processed with work,
+// Start runs the pull loop until stop. Messages are processed with work,
 // which is cancelled only when in-flight work must be abandoned.
-func (s *stage) start(work context.Context) {
+func (s *Stage) Start(work context.Context) {
 	if s.cancel != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.workers = newPool(work, cap(s.slots), func(ctx context.Context, msg jetstream.Msg) {
+	s.workers = NewPool(work, cap(s.slots), func(ctx context.Context, msg jetstream.Msg) {
 		s.process(ctx, msg)
 		s.processed.Add(1)
 		s.release(1)
@@ -85,13 +87,13 @@ func (s *stage) start(work context.Context) {
 // pull is made without waiting for the previous ones to end, as soon as
 // enough slots are free: one pull at a time would leave a stage whose
 // workers are busy asking for one message per round trip.
-func (s *stage) loop(ctx context.Context) {
+func (s *Stage) loop(ctx context.Context) {
 	defer close(s.done)
 	var pulls sync.WaitGroup
 	defer func() {
 		pulls.Wait()
 		// No message comes any more: idle workers may end.
-		s.workers.close()
+		s.workers.Close()
 	}()
 	minPull := max(1, cap(s.slots)/4)
 	for {
@@ -133,7 +135,7 @@ func (s *stage) loop(ctx context.Context) {
 // and while another pull is outstanding at least minPull, so that a busy
 // stage pulls in batches rather than a message at a time. It returns 0
 // once ctx ends.
-func (s *stage) reserve(ctx context.Context, minPull int) int {
+func (s *Stage) reserve(ctx context.Context, minPull int) int {
 	n := 0
 	for {
 	take:
@@ -161,7 +163,7 @@ func (s *stage) reserve(ctx context.Context, minPull int) int {
 
 // drain hands each message of a pull of n to the workers, then frees the
 // slots of the messages that did not come.
-func (s *stage) drain(ctx context.Context, batch jetstream.MessageBatch, n int) {
+func (s *Stage) drain(ctx context.Context, batch jetstream.MessageBatch, n int) {
 	received := 0
 	for msg := range batch.Messages() {
 		received++
@@ -172,7 +174,7 @@ func (s *stage) drain(ctx context.Context, batch jetstream.MessageBatch, n int) 
 			s.release(1)
 			continue
 		}
-		s.workers.submit(msg)
+		s.workers.Submit(msg)
 	}
 	s.release(n - received)
 	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -181,13 +183,13 @@ func (s *stage) drain(ctx context.Context, batch jetstream.MessageBatch, n int) 
 	}
 }
 
-func (s *stage) release(n int) {
+func (s *Stage) release(n int) {
 	for range n {
 		<-s.slots
 	}
 }
 
-func (s *stage) pause(ctx context.Context, d time.Duration) {
+func (s *Stage) pause(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -196,8 +198,8 @@ func (s *stage) pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// stop ends the pull loop; messages in progress go on.
-func (s *stage) stop() {
+// Stop ends the pull loop; messages in progress go on.
+func (s *Stage) Stop() {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
@@ -207,16 +209,17 @@ func (s *stage) stop() {
 	}
 }
 
-// wait waits for the messages in progress, or for ctx to end.
-func (s *stage) wait(ctx context.Context) error {
+// Wait waits for the messages in progress, or for ctx to end.
+func (s *Stage) Wait(ctx context.Context) error {
 	if s.workers == nil {
 		return nil // never started
 	}
-	return s.workers.wait(ctx)
+	return s.workers.Wait(ctx)
 }
 
-// trimming makes s remove the messages it acknowledged with t.
-func (s *stage) trimming(t *trimmer) *stage {
-	s.trim = t
+// Trimming makes s, a route stage, purge from stream in bulk what its
+// consumer acknowledged.
+func (s *Stage) Trimming(stream string, consumer jetstream.Consumer, js jetstream.JetStream, log *slog.Logger) *Stage {
+	s.trim = &trimmer{stream: stream, consumer: consumer, js: js, log: log}
 	return s
 }

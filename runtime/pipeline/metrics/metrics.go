@@ -1,4 +1,4 @@
-package engine
+package metrics
 
 import (
 	"slices"
@@ -11,18 +11,17 @@ import (
 
 // Reasons an event is dropped, the reason label of knc_events_dropped_total.
 const (
-	dropNoDeadLetterSink   = "no-dead-letter-sink"  // delivery failed and there is no sink
-	dropDeadLetterFailed   = "dead-letter-failed"   // delivery to the sink failed too
-	dropTTL                = "ttl"                  // a reply would have exceeded the TTL
-	dropNoReplyDestination = "no-reply-destination" // a Subscription without reply got a reply
-	dropUnrouted           = "unrouted"             // its Trigger or Subscription was deleted
-	dropUnreadable         = "unreadable"           // the stored message is not an event
+	DropNoDeadLetterSink   = "no-dead-letter-sink"  // delivery failed and there is no sink
+	DropDeadLetterFailed   = "dead-letter-failed"   // delivery to the sink failed too
+	DropTTL                = "ttl"                  // a reply would have exceeded the TTL
+	DropNoReplyDestination = "no-reply-destination" // a Subscription without reply got a reply
+	DropUnrouted           = "unrouted"             // its Trigger or Subscription was deleted
+	DropUnreadable         = "unreadable"           // the stored message is not an event
 )
 
-// metrics are the runtime's Prometheus metrics. Events are labelled by the
+// Set is the runtime's Prometheus metrics. Events are labelled by the
 // Broker or Channel they entered, never by anything per event.
-type metrics struct {
-	registry        *prometheus.Registry
+type Set struct {
 	accepted        *prometheus.CounterVec
 	delivered       *prometheus.CounterVec
 	retried         *prometheus.CounterVec
@@ -35,9 +34,9 @@ type metrics struct {
 
 var sourceLabels = []string{"namespace", "kind", "name"}
 
-func newMetrics(reg *prometheus.Registry) *metrics {
-	m := &metrics{
-		registry: reg,
+// New registers the runtime's metrics with reg.
+func New(reg *prometheus.Registry) *Set {
+	m := &Set{
 		accepted: newCounterVec(reg, "knc_events_accepted_total",
 			"Events stored by an ingress and answered 202.",
 			sourceLabels),
@@ -80,35 +79,45 @@ func newHistogramVec(reg prometheus.Registerer, name, help string, buckets []flo
 	return h
 }
 
-// sourceMetrics are the metrics of one Broker or Channel, bound once so that
+// Source are the metrics of one Broker or Channel, bound once so that
 // the hot path does no label lookups.
-type sourceMetrics struct {
+type Source struct {
+	id                                         string
+	accounting                                 *accounting
 	labels                                     []string
-	accepted, delivered, retried, deadLettered prometheus.Counter
-	attemptDuration, latency                   prometheus.Observer
+	Accepted, Delivered, Retried, DeadLettered prometheus.Counter
+	AttemptDuration, Latency                   prometheus.Observer
 	dropped                                    *prometheus.CounterVec
-	replies                                    prometheus.Counter
+	// Replies counts the replies of Triggers stored in the Broker's
+	// ingress.
+	Replies prometheus.Counter
 }
 
-func (m *metrics) forSource(kind sourceKind, o routing.Object) *sourceMetrics {
-	l := []string{o.Namespace, kind.String(), o.Name}
-	return &sourceMetrics{
+// ForSource binds the metrics of the Broker or Channel o, which id names
+// among all sources; kind is "broker" or "channel".
+func (m *Set) ForSource(id, kind string, o routing.Object) *Source {
+	l := []string{o.Namespace, kind, o.Name}
+	return &Source{
+		id:              id,
+		accounting:      m.accounting,
 		labels:          l,
-		accepted:        m.accepted.WithLabelValues(l...),
-		delivered:       m.delivered.WithLabelValues(l...),
-		retried:         m.retried.WithLabelValues(l...),
-		deadLettered:    m.deadLettered.WithLabelValues(l...),
-		attemptDuration: m.attemptDuration.WithLabelValues(l...),
-		latency:         m.latency.WithLabelValues(l...),
+		Accepted:        m.accepted.WithLabelValues(l...),
+		Delivered:       m.delivered.WithLabelValues(l...),
+		Retried:         m.retried.WithLabelValues(l...),
+		DeadLettered:    m.deadLettered.WithLabelValues(l...),
+		AttemptDuration: m.attemptDuration.WithLabelValues(l...),
+		Latency:         m.latency.WithLabelValues(l...),
 		dropped:         m.dropped,
-		replies:         m.accounting.replies.WithLabelValues(l...),
+		Replies:         m.accounting.replies.WithLabelValues(l...),
 	}
 }
 
-func (s *sourceMetrics) drop(reason string) {
+// Drop counts an event of s given up for reason.
+func (s *Source) Drop(reason string) {
 	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Inc()
 }
 
-func (s *sourceMetrics) dropN(reason string, n int) {
+// DropN counts n events of s given up for reason.
+func (s *Source) DropN(reason string, n int) {
 	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Add(float64(n))
 }

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -14,6 +14,10 @@ import (
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
+
+// clientTraceparent is a client's trace context, as a traced sender would
+// put it on a request.
+const clientTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 // discardSpans is an exporter that drops what it is given: the cost of
 // making spans, without the cost of sending them.
@@ -35,9 +39,9 @@ func BenchmarkSpansOfAnEvent(b *testing.B) {
 	ev.SetSource("/bench")
 	ev.SetType("bench")
 	reqHeader := http.Header{"Traceparent": {clientTraceparent}, "Content-Type": {"application/json"}}
-	p := &processor{tracer: tr}
-	t := &target{kind: "Trigger", obj: routing.Object{Namespace: "ns", Name: "t"}, deliverURL: "http://subscriber.ns.svc.cluster.local/", header: namespaceHeader("ns")}
-	src := &source{kind: kindBroker, obj: routing.Object{Namespace: "ns", Name: "b"}, targets: []*target{t}}
+	p := &Processor{tracer: tr}
+	t := &Target{kind: "Trigger", obj: routing.Object{Namespace: "ns", Name: "t"}, deliverURL: "http://subscriber.ns.svc.cluster.local/", header: namespaceHeader("ns")}
+	src := &Source{kind: KindBroker, obj: routing.Object{Namespace: "ns", Name: "b"}, targets: []*Target{t}}
 	src.setTracing()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"strings"
@@ -45,16 +45,16 @@ func TestToken(t *testing.T) {
 }
 
 func TestSubjects(t *testing.T) {
-	n := namesFor(kindChannel, routing.Object{Namespace: "ns", Name: "c"})
-	if n.in != "knc.channel.ns_c.in" || n.inStream != "knc_channel_ns_c_in" || n.outStream != "knc_channel_ns_c_out" {
+	n := NamesFor(KindChannel, routing.Object{Namespace: "ns", Name: "c"})
+	if n.In != "knc.channel.ns_c.in" || n.InStream != "knc_channel_ns_c_in" || n.OutStream != "knc_channel_ns_c_out" {
 		t.Errorf("names = %+v", n)
 	}
-	subject := n.subject(stageHoldDead, "ns_s")
-	stage, target, ok := n.parseSubject(subject)
-	if !ok || stage != stageHoldDead || target != "ns_s" {
+	subject := n.Subject(StageHoldDead, "ns_s")
+	stage, target, ok := n.ParseSubject(subject)
+	if !ok || stage != StageHoldDead || target != "ns_s" {
 		t.Errorf("parseSubject(%q) = %q, %q, %v", subject, stage, target, ok)
 	}
-	if activeStage(holdStage(stageDead)) != stageDead || activeStage(holdStage(stageSend)) != stageSend {
+	if activeStage(holdStage(StageDead)) != StageDead || activeStage(holdStage(StageSend)) != StageSend {
 		t.Error("hold and active stages do not round-trip")
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"time"
@@ -60,7 +60,7 @@ func releaseAfter(d time.Duration) verdict { return verdict{next: nextRelease, d
 
 // settle tells JetStream the verdict on msg, and logs what cannot be told:
 // the message then comes back after AckWait.
-func (p *processor) settle(msg jetstream.Msg, v verdict) {
+func (p *Processor) settle(msg jetstream.Msg, v verdict) {
 	var err error
 	var what string
 	switch v.next {

@@ -1,4 +1,4 @@
-package engine
+package pipeline
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
 
@@ -26,9 +27,9 @@ import (
 // the event is kept: it says what should happen next, and its caller
 // settles the message or stores the delivery accordingly.
 type attempt struct {
-	p   *processor
-	src *source
-	t   *target
+	p   *Processor
+	src *Source
+	t   *Target
 	ev  *event.Event
 	// n is the attempt number, from 1.
 	n int
@@ -117,7 +118,7 @@ func (a *attempt) send(ctx context.Context, ev *event.Event, url string, header 
 	}
 	start := time.Now()
 	r := a.p.send.Send(ctx, ev, url, o)
-	a.src.metrics.attemptDuration.Observe(time.Since(start).Seconds())
+	a.src.metrics.AttemptDuration.Observe(time.Since(start).Seconds())
 	return r
 }
 
@@ -165,7 +166,7 @@ func (a *attempt) sendReply(ctx, spanCtx context.Context, r delivery.Result) del
 		if rr.Success || !rr.Retryable || n > a.t.retry() || ctx.Err() != nil {
 			return rr
 		}
-		a.src.metrics.retried.Inc()
+		a.src.metrics.Retried.Inc()
 		wait := time.NewTimer(delivery.RetryDelay(a.t.delivery, n, rr))
 		select {
 		case <-ctx.Done():
@@ -178,7 +179,7 @@ func (a *attempt) sendReply(ctx, spanCtx context.Context, r delivery.Result) del
 
 func (a *attempt) countAccept() {
 	if a.countAccepted {
-		a.t.account.accepted.Inc()
+		a.t.account.Accepted.Inc()
 	}
 }
 
@@ -186,8 +187,8 @@ func (a *attempt) countAccept() {
 // knc_events_dropped_total) and as the delivery's outcome for its target.
 func (a *attempt) drop(reason string) {
 	a.countAccept()
-	a.src.metrics.drop(reason)
-	a.t.account.drop(reason)
+	a.src.metrics.Drop(reason)
+	a.t.account.Drop(reason)
 }
 
 // deliver makes the attempt to the target's subscriber.
@@ -226,7 +227,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 			}
 		default:
 			a.p.log.Info("dropping a reply: the subscription has no reply destination", a.logAttrs("reply", r.Reply.ID())...)
-			a.src.metrics.drop(dropNoReplyDestination)
+			a.src.metrics.Drop(metrics.DropNoReplyDestination)
 		}
 	}
 	if !r.Success && !a.p.accepting.Load() {
@@ -237,10 +238,10 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	}
 	if r.Success {
 		a.countAccept()
-		a.src.metrics.delivered.Inc()
-		a.t.account.delivered.Inc()
+		a.src.metrics.Delivered.Inc()
+		a.t.account.Delivered.Inc()
 		if at, ok := acceptedAt(a.accepted); ok {
-			a.src.metrics.latency.Observe(time.Since(at).Seconds())
+			a.src.metrics.Latency.Observe(time.Since(at).Seconds())
 		}
 		return finished
 	}
@@ -251,11 +252,11 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 	}
 	if a.t.deadLetterURL == "" {
 		a.p.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
-		a.drop(dropNoDeadLetterSink)
+		a.drop(metrics.DropNoDeadLetterSink)
 		return finished
 	}
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
-	out := cehttp.ToNATS(dl, a.src.names.subject(stageDead, a.t.token))
+	out := cehttp.ToNATS(dl, a.src.names.Subject(StageDead, a.t.token))
 	if a.accepted != "" {
 		out.Header[ingress.HeaderAccepted] = []string{a.accepted}
 	}
@@ -267,7 +268,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		out.Header[cehttp.NATSPassThrough] = []string{a.passThrough}
 	}
 	fresh := []bool{false}
-	if err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
+	if err := a.p.pub.PublishAll(ctx, []*nats.Msg{out}, []string{"dead:" + a.id.String()}, fresh); err != nil {
 		if ctx.Err() != nil {
 			return release
 		}
@@ -287,7 +288,7 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if a.t.deadLetterURL == "" {
 		// A reload removed the sink after the event was set aside for it.
 		a.p.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", a.logAttrs()...)
-		a.drop(dropNoDeadLetterSink)
+		a.drop(metrics.DropNoDeadLetterSink)
 		return finished
 	}
 	header := a.header()
@@ -304,15 +305,15 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		return release
 	}
 	if r.Success {
-		a.src.metrics.deadLettered.Inc()
-		a.t.account.deadLettered.Inc()
+		a.src.metrics.DeadLettered.Inc()
+		a.t.account.DeadLettered.Inc()
 		return finished
 	}
 	if v, ok := a.retry(r); ok {
 		return v
 	}
 	a.p.log.Error("dropping an event: its dead-letter sink did not accept it either", a.logAttrs(resultAttrs(a.t.deadLetterURL, r)...)...)
-	a.drop(dropDeadLetterFailed)
+	a.drop(metrics.DropDeadLetterFailed)
 	return finished
 }
 
@@ -324,7 +325,7 @@ func (a *attempt) retry(r delivery.Result) (verdict, bool) {
 	}
 	delay := delivery.RetryDelay(a.t.delivery, a.n, r)
 	a.p.log.Debug("delivery attempt failed; retrying", a.logAttrs(append(resultAttrs("", r), "delay", delay)...)...)
-	a.src.metrics.retried.Inc()
+	a.src.metrics.Retried.Inc()
 	return retryAfter(delay), true
 }
 
@@ -361,7 +362,7 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 	if ttl <= 0 {
 		a.p.log.Info("dropping a reply: the event's TTL is exhausted, which usually means a reply loop",
 			a.logAttrs("reply", reply.ID(), "reason", errTTL)...)
-		a.src.metrics.drop(dropTTL)
+		a.src.metrics.Drop(metrics.DropTTL)
 		return nil
 	}
 	reply.SetExtension(ingress.ExtensionTTL, ttl)
@@ -372,13 +373,13 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 		replyCtx, span = a.p.tracer.StartReply(spanCtx, reply, a.t.trace, 1, true)
 		header = tracedHeader(replyCtx, header)
 	}
-	out := cehttp.ToNATS(reply, a.src.names.in)
+	out := cehttp.ToNATS(reply, a.src.names.In)
 	stamp(out, time.Now())
 	if v := cehttp.EncodeHeader(header); v != "" {
 		out.Header[cehttp.NATSPassThrough] = []string{v}
 	}
 	fresh := []bool{false}
-	err := a.p.pub.publishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh)
+	err := a.p.pub.PublishAll(ctx, []*nats.Msg{out}, []string{"reply:" + a.id.String()}, fresh)
 	if spanCtx != nil {
 		var reason string
 		if err != nil {
@@ -390,7 +391,7 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 		return err
 	}
 	if fresh[0] {
-		a.src.metrics.replies.Inc()
+		a.src.metrics.Replies.Inc()
 	}
 	return nil
 }

@@ -1,0 +1,85 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+
+	"github.com/knc-dev/knc/runtime/delivery"
+	"github.com/knc-dev/knc/runtime/tracing"
+)
+
+// Publisher stores messages in JetStream, each with its message ID, and
+// waits until all are stored or the publish timeout passes. fresh, when
+// not nil, is set to whether each message was stored now rather than
+// discarded as a duplicate of one stored before with the same ID.
+type Publisher interface {
+	PublishAll(ctx context.Context, msgs []*nats.Msg, ids []string, fresh []bool) error
+}
+
+// Sender makes one HTTP attempt to deliver an event; delivery.Sender is
+// one.
+type Sender interface {
+	Send(ctx context.Context, ev *event.Event, url string, o delivery.Options) delivery.Result
+}
+
+// Processor handles the messages the route, dispatch and unpark stages
+// pull: it routes events, makes delivery attempts and settles each
+// message. It reads the plan and the accepting flag the Engine owns,
+// reaches JetStream and subscribers only through the interfaces above, and
+// counts with the metrics bound to the plan's sources and targets.
+type Processor struct {
+	plan *atomic.Pointer[Plan]
+	// accepting is false while the engine starts or drains: a failed
+	// attempt is then released rather than counted.
+	accepting *atomic.Bool
+	pub       Publisher
+	send      Sender
+	log       *slog.Logger
+	// tracer is nil when tracing is off: nothing is prepared for spans.
+	tracer *tracing.Tracer
+
+	ackWait        time.Duration
+	attemptTimeout time.Duration
+	defaultTTL     int32
+}
+
+func (p *Processor) currentPlan() *Plan { return p.plan.Load() }
+
+// ProcessorConfig is what a Processor reads and reaches.
+type ProcessorConfig struct {
+	// Plan is the plan current when each message starts.
+	Plan *atomic.Pointer[Plan]
+	// Accepting is false while the engine starts or drains: a failed
+	// attempt is then released rather than counted.
+	Accepting *atomic.Bool
+	Publisher Publisher
+	Sender    Sender
+	Log       *slog.Logger
+	// Tracer is nil when tracing is off.
+	Tracer *tracing.Tracer
+
+	AckWait        time.Duration
+	AttemptTimeout time.Duration
+	DefaultTTL     int32
+}
+
+// NewProcessor returns a Processor; the plan it reads may be nil until
+// the first message arrives.
+func NewProcessor(c ProcessorConfig) *Processor {
+	return &Processor{
+		plan:           c.Plan,
+		accepting:      c.Accepting,
+		pub:            c.Publisher,
+		send:           c.Sender,
+		log:            c.Log,
+		tracer:         c.Tracer,
+		ackWait:        c.AckWait,
+		attemptTimeout: c.AttemptTimeout,
+		defaultTTL:     c.DefaultTTL,
+	}
+}
