@@ -156,7 +156,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
 		return err
 	}
-	if opts.Durability == "" && !opts.SyncAlways {
+	if opts.Durability == "" {
 		opts.Durability = configDurability(cfg)
 	}
 	tc, err := f.serve.tracingConfig(cmd, cfg)

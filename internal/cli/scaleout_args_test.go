@@ -32,8 +32,8 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			}
 		}},
 		{"statefulset", &project.Runtime{Replicas: &three, Durability: "fsync"}, func(t *testing.T, o engine.Options) {
-			if o.Cluster == nil || o.Cluster.ServerName != "knc-runtime-1" || len(o.Cluster.Routes) != 3 || o.StreamReplicas != 3 || !o.SyncAlways {
-				t.Errorf("cluster %+v, replicas %d, fsync %v; want node knc-runtime-1 of 3 with R3 and fsync", o.Cluster, o.StreamReplicas, o.SyncAlways)
+			if o.Cluster == nil || o.Cluster.ServerName != "knc-runtime-1" || len(o.Cluster.Routes) != 3 || o.StreamReplicas != 3 || o.Durability != engine.DurabilityFsync {
+				t.Errorf("cluster %+v, replicas %d, durability %q; want node knc-runtime-1 of 3 with R3 and fsync", o.Cluster, o.StreamReplicas, o.Durability)
 			}
 		}},
 		{"external", &project.Runtime{Replicas: &two, NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}, func(t *testing.T, o engine.Options) {

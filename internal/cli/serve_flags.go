@@ -225,9 +225,11 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 		return usageError("--stream-replicas must be between 1 and 5, not %d", f.streamReplicas)
 	}
 	o.StreamReplicas = f.streamReplicas
-	o.SyncAlways = f.fsync
 	switch engine.Durability(f.durability) {
 	case "":
+		if f.fsync {
+			o.Durability = engine.DurabilityFsync
+		}
 	case engine.DurabilityFile:
 		if f.fsync {
 			return usageError("--fsync and --durability file contradict each other")

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -52,9 +51,7 @@ type Option func(*options)
 
 type options struct {
 	assetsDir string
-	crds      []*apiextensionsv1.CustomResourceDefinition
 	crdPaths  []string
-	args      [][]string
 }
 
 // WithAssetsDir takes kube-apiserver and etcd from dir instead of
@@ -63,22 +60,11 @@ func WithAssetsDir(dir string) Option {
 	return func(o *options) { o.assetsDir = dir }
 }
 
-// WithCRDs installs crds once the API server is up; Start returns only
-// after they are established and served.
-func WithCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
-	return func(o *options) { o.crds = append(o.crds, crds...) }
-}
-
 // WithCRDPaths installs the CRDs in the given YAML or JSON files, or in the
-// files directly inside the given directories, as WithCRDs does.
+// files directly inside the given directories, once the API server is up;
+// Start returns only after they are established and served.
 func WithCRDPaths(paths ...string) Option {
 	return func(o *options) { o.crdPaths = append(o.crdPaths, paths...) }
-}
-
-// WithAPIServerFlag sets a kube-apiserver flag (name without the leading
-// dashes), replacing the harness's value for it if it has one.
-func WithAPIServerFlag(name string, values ...string) Option {
-	return func(o *options) { o.args = append(o.args, append([]string{name}, values...)) }
 }
 
 // Start runs etcd and kube-apiserver on free loopback ports and waits until
@@ -141,9 +127,6 @@ func Start(opts ...Option) (_ *Env, err error) {
 	args.Set("api-audiences", serviceAccountIssuer)
 	args.Set("service-account-key-file", pubFile)
 	args.Set("service-account-signing-key-file", keyFile)
-	for _, a := range o.args {
-		args.Set(a[0], a[1:]...)
-	}
 
 	started := time.Now()
 	admin, err := e.te.Start()
@@ -163,12 +146,9 @@ func Start(opts ...Option) (_ *Env, err error) {
 		return nil, fmt.Errorf("kubetest: admin clientset: %w", err)
 	}
 
-	if len(o.crds) > 0 || len(o.crdPaths) > 0 {
+	if len(o.crdPaths) > 0 {
 		ctx, cancel := contextWithTimeout(crdTimeout)
 		defer cancel()
-		if err := e.InstallCRDs(ctx, o.crds...); err != nil {
-			return nil, err
-		}
 		if err := e.InstallCRDPaths(ctx, o.crdPaths...); err != nil {
 			return nil, err
 		}
@@ -212,12 +192,6 @@ func (e *Env) Config() *rest.Config {
 // Clientset returns a typed clientset with admin rights.
 func (e *Env) Clientset() kubernetes.Interface {
 	return e.clientset
-}
-
-// KubeConfig returns a kubeconfig file's content for the admin
-// configuration, for tests that run a command line.
-func (e *Env) KubeConfig() ([]byte, error) {
-	return KubeConfig(e.admin)
 }
 
 // StartDuration is how long Start waited for etcd and kube-apiserver to

@@ -62,7 +62,7 @@ func (e *Engine) connectNATS() error {
 			MaxStoreBytes: e.opts.MaxStoreBytes,
 			MaxPayload:    maxPayload(e.opts.MaxBodyBytes),
 			ListenAddr:    e.opts.NATSAddr,
-			SyncAlways:    e.opts.SyncAlways,
+			SyncAlways:    e.opts.Durability == DurabilityFsync,
 			Cluster:       e.opts.Cluster,
 			Logger:        e.log,
 			OnStoreFault:  e.storeFaultChanged,

@@ -104,7 +104,7 @@ type Options struct {
 	NATSAddr string
 	// NATS, when its URL is set, is an external NATS cluster used instead
 	// of the embedded server; DataDir, MaxStoreBytes, NATSAddr, Cluster and
-	// SyncAlways are then unused.
+	// Durability are then unused.
 	NATS ExternalNATS
 	// Cluster, when set, makes the embedded server a node of a JetStream
 	// cluster of runtimes (the pods of a StatefulSet).
@@ -112,9 +112,6 @@ type Options struct {
 	// StreamReplicas is how many nodes of a JetStream cluster keep each
 	// stream; 3 survives the loss of one. 0 means 1.
 	StreamReplicas int
-	// SyncAlways makes the embedded server fsync every write before an
-	// event is acknowledged. Durability DurabilityFsync sets it.
-	SyncAlways bool
 	// Durability is DurabilityFile (the default): an event is answered 202
 	// once written to JetStream's files, which the kernel writes to disk
 	// within JetStream's sync interval (two minutes), so it survives the
@@ -176,19 +173,9 @@ func (o *Options) setDefaults() error {
 	switch o.Durability {
 	case "":
 		o.Durability = DurabilityFile
-		if o.SyncAlways {
-			o.Durability = DurabilityFsync
-		}
-	case DurabilityFile:
-		if o.SyncAlways {
-			return errors.New("engine: SyncAlways contradicts durability file")
-		}
-	case DurabilityFsync:
+	case DurabilityFile, DurabilityFsync:
 	default:
 		return fmt.Errorf("engine: durability must be %q or %q, not %q", DurabilityFile, DurabilityFsync, o.Durability)
-	}
-	if o.Durability == DurabilityFsync {
-		o.SyncAlways = true
 	}
 	if o.IngressShards < 0 || o.IngressShards > MaxIngressShards {
 		return fmt.Errorf("engine: ingress shards must be between 1 and %d, not %d", MaxIngressShards, o.IngressShards)

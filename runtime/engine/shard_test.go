@@ -92,9 +92,9 @@ func TestFewerShardsRouteWhatMoreLeft(t *testing.T) {
 func TestFsyncDurability(t *testing.T) {
 	rec := newRecorder(t)
 	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), Durability: DurabilityFsync, IngressShards: 3})
-	got := []any{e.opts.SyncAlways, e.opts.IngressShards}
-	if diff := cmp.Diff([]any{true, 3}, got); diff != "" {
-		t.Errorf("(SyncAlways, IngressShards) (-want +got):\n%s", diff)
+	got := []any{e.opts.Durability, e.opts.IngressShards}
+	if diff := cmp.Diff([]any{DurabilityFsync, 3}, got); diff != "" {
+		t.Errorf("(Durability, IngressShards) (-want +got):\n%s", diff)
 	}
 	for i := range 10 {
 		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
@@ -109,16 +109,14 @@ func TestDurabilityOptions(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    Options
-		want    []any // Durability, SyncAlways, IngressShards
+		want    []any // Durability, IngressShards
 		wantErr bool
 	}{
-		{name: "default", want: []any{DurabilityFile, false, 1}},
-		{name: "fsync", opts: Options{Durability: DurabilityFsync}, want: []any{DurabilityFsync, true, 1}},
-		{name: "sync always is fsync", opts: Options{SyncAlways: true}, want: []any{DurabilityFsync, true, 1}},
-		{name: "shards", opts: Options{Durability: DurabilityFsync, IngressShards: 3}, want: []any{DurabilityFsync, true, 3}},
-		{name: "file shards", opts: Options{IngressShards: 2}, want: []any{DurabilityFile, false, 2}},
+		{name: "default", want: []any{DurabilityFile, 1}},
+		{name: "fsync", opts: Options{Durability: DurabilityFsync}, want: []any{DurabilityFsync, 1}},
+		{name: "shards", opts: Options{Durability: DurabilityFsync, IngressShards: 3}, want: []any{DurabilityFsync, 3}},
+		{name: "file shards", opts: Options{IngressShards: 2}, want: []any{DurabilityFile, 2}},
 		{name: "unknown", opts: Options{Durability: "disk"}, wantErr: true},
-		{name: "contradiction", opts: Options{Durability: DurabilityFile, SyncAlways: true}, wantErr: true},
 		{name: "too many shards", opts: Options{IngressShards: MaxIngressShards + 1}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -132,8 +130,8 @@ func TestDurabilityOptions(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if diff := cmp.Diff(tt.want, []any{o.Durability, o.SyncAlways, o.IngressShards}); diff != "" {
-				t.Errorf("(Durability, SyncAlways, IngressShards) (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, []any{o.Durability, o.IngressShards}); diff != "" {
+				t.Errorf("(Durability, IngressShards) (-want +got):\n%s", diff)
 			}
 		})
 	}
