@@ -43,6 +43,7 @@ func TestScript(t *testing.T) {
 			"freeport":   cmdFreePort,
 			"fixture":    cmdFixture,
 			"actionstep": cmdActionStep,
+			"precommit":  cmdPreCommit,
 			"waitfor":    cmdWaitFor,
 			"httpget":    cmdHTTPGet,
 			// script_otlp_test.go
