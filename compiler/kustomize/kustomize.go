@@ -84,7 +84,7 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		return r, nil
 	}
 	rec := &recordingFS{FileSystem: secure, target: absDir, read: map[string]bool{}}
-	m, err := fluxkustomize.Build(rec, absDir)
+	m, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
 	for f := range rec.read {
 		r.Read = append(r.Read, f)
 	}
