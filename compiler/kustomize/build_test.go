@@ -39,7 +39,18 @@ func TestBuildMatchesFlux(t *testing.T) {
 		"missing/kustomization.yaml": "resources: [../base, nowhere.yaml]\n",
 		"badpatch/kustomization.yaml": "resources: [../base]\npatches:\n- target: {kind: Broker, name: absent}\n  patch: |\n" +
 			"    - op: replace\n      path: /spec/nothing/here\n      value: 1\n",
-		"list/kustomization.yaml": "resources: [list.yaml]\n",
+		// A schema that gives Widget's spec.parts a merge key: with it, the
+		// patch merges the list; without, it replaces the list.
+		"widget/widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  parts:\n  - {name: a, size: 1}\n  - {name: b, size: 2}\n",
+		"widget/patch.yaml":  "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  parts:\n  - {name: a, size: 3}\n",
+		"widget/schema.json": `{"definitions": {"com.example.v1.Widget": {
+  "x-kubernetes-group-version-kind": [{"group": "example.com", "kind": "Widget", "version": "v1"}],
+  "properties": {"spec": {"properties": {"parts": {"type": "array",
+    "x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge",
+    "items": {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}}}}}}}}}`,
+		"widget/with-schema/kustomization.yaml": "resources: [../widget.yaml]\npatches: [{path: ../patch.yaml}]\nopenapi:\n  path: ../schema.json\n",
+		"widget/without/kustomization.yaml":     "resources: [../widget.yaml]\npatches: [{path: ../patch.yaml}]\n",
+		"list/kustomization.yaml":               "resources: [list.yaml]\n",
 		"list/list.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n" +
 			"- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n",
 	})
@@ -55,6 +66,8 @@ func TestBuildMatchesFlux(t *testing.T) {
 		filepath.Join(tmp, "labels"),
 		filepath.Join(tmp, "schema"),
 		filepath.Join(tmp, "labels"),
+		filepath.Join(tmp, "widget", "with-schema"),
+		filepath.Join(tmp, "widget", "without"),
 		filepath.Join(tmp, "missing"),
 		filepath.Join(tmp, "badpatch"),
 		filepath.Join(tmp, "list"),
@@ -95,22 +108,37 @@ func TestBuildMatchesFlux(t *testing.T) {
 		}
 		return string(out), ""
 	}
-	// Both orders: each renderer follows the other, and itself.
-	for _, fluxFirst := range []bool{true, false} {
+	// The schema case must change the output, or it tests nothing.
+	withSchema, err1 := render(filepath.Join(tmp, "widget", "with-schema"), true)
+	without, err2 := render(filepath.Join(tmp, "widget", "without"), true)
+	if err1 != "" || err2 != "" || withSchema == without {
+		t.Fatalf("the custom schema does not change the Widget's rendering (errors %q, %q):\n%s", err1, err2, withSchema)
+	}
+	// Each renderer builds every directory in turn, so that a build
+	// follows a build of the same renderer; then the other does.
+	type result struct{ out, err string }
+	all := func(flux bool) []result {
+		var rs []result
 		for _, dir := range dirs {
-			first, firstErr := render(dir, fluxFirst)
-			second, secondErr := render(dir, !fluxFirst)
-			flux, fluxErr, knc, kncErr := first, firstErr, second, secondErr
-			if !fluxFirst {
-				flux, fluxErr, knc, kncErr = second, secondErr, first, firstErr
-			}
-			if diff := cmp.Diff(flux, knc); diff != "" {
+			out, err := render(dir, flux)
+			rs = append(rs, result{out, err})
+		}
+		return rs
+	}
+	for _, fluxFirst := range []bool{true, false} {
+		first, second := all(fluxFirst), all(!fluxFirst)
+		flux, knc := first, second
+		if !fluxFirst {
+			flux, knc = second, first
+		}
+		for i, dir := range dirs {
+			if diff := cmp.Diff(flux[i].out, knc[i].out); diff != "" {
 				t.Errorf("%s: output differs from Flux's (-flux +knc):\n%s", dir, diff)
 			}
-			if diff := cmp.Diff(fluxErr, kncErr); diff != "" {
+			if diff := cmp.Diff(flux[i].err, knc[i].err); diff != "" {
 				t.Errorf("%s: error differs from Flux's (-flux +knc):\n%s", dir, diff)
 			}
-			if flux == "" && fluxErr == "" {
+			if flux[i].out == "" && flux[i].err == "" {
 				t.Errorf("%s: Flux rendered nothing", dir)
 			}
 		}
