@@ -55,10 +55,11 @@ render: {
 func TestCUEPluginRenderOverItsLimitsIsStopped(t *testing.T) {
 	root := t.TempDir()
 	writePlugin(t, root, "slow", slowOutput)
-	ps, diags, err := plugins.LoadCUE(root, cuelimit.Limits{Timeout: 10 * time.Millisecond})
+	ps, diags, err := plugins.LoadCUE(root, cuelimit.Limits{})
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}
+	plugins.SetRenderLimits(ps[0], cuelimit.Limits{Timeout: 10 * time.Millisecond})
 	_, err = ps[0].Render(&plugins.Request{Namespace: "ns", Brokers: []plugins.Claimed{{Object: plugins.Object{"kind": "Broker", "metadata": map[string]any{"name": "b"}}}}})
 	var ex *cuelimit.Exceeded
 	if !errors.As(err, &ex) {
