@@ -2,6 +2,11 @@ package compiler
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/knc-dev/knc/internal/benchcorpus"
@@ -69,4 +74,106 @@ func BenchmarkLoadOverlays(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(objects), "ns/object")
 		})
 	}
+}
+
+// BenchmarkLoadMemory relates memory to input size, for the Knative corpus
+// and for objects made of many tiny scalars, where each byte of input
+// becomes a node. alloc-B/in-B is what one Load allocates per input byte;
+// live-B/in-B is the heap still in use, after a collection, while the
+// result is held, which is what bounds the peak of knc validate.
+func BenchmarkLoadMemory(b *testing.B) {
+	const scalars = 200_000
+	cases := []struct {
+		name  string
+		write func(dir string) error
+	}{
+		{"knative-objects=10000", func(dir string) error {
+			return benchcorpus.WriteByKind(dir, benchcorpus.Shape{Objects: 10_000})
+		}},
+		{"flow-sequence", func(dir string) error { return writeNodeHeavy(dir, "flow-sequence", scalars) }},
+		{"block-sequence", func(dir string) error { return writeNodeHeavy(dir, "block-sequence", scalars) }},
+		{"block-mapping", func(dir string) error { return writeNodeHeavy(dir, "block-mapping", scalars) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			if err := c.write(dir); err != nil {
+				b.Fatal(err)
+			}
+			input := inputBytes(b, dir)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var live uint64
+			for b.Loop() {
+				res, err := Load(Options{Paths: []string{dir}, Dir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !res.Valid() {
+					b.Fatalf("corpus is invalid: %v", res.Diagnostics[:min(3, len(res.Diagnostics))])
+				}
+				b.StopTimer()
+				live = max(live, liveHeap())
+				runtime.KeepAlive(res)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(live)/float64(input), "live-B/in-B")
+		})
+	}
+}
+
+// liveHeap collects garbage and returns the bytes of heap objects left.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func inputBytes(b *testing.B, dir string) int64 {
+	b.Helper()
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		total += info.Size()
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total
+}
+
+// writeNodeHeavy writes one custom object whose spec holds n one-digit
+// scalars in the given layout.
+func writeNodeHeavy(dir, layout string, n int) error {
+	var sb strings.Builder
+	sb.WriteString("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec:\n  items:")
+	switch layout {
+	case "flow-sequence":
+		sb.WriteString(" [")
+		for i := range n {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteByte('1')
+		}
+		sb.WriteString("]\n")
+	case "block-sequence":
+		sb.WriteByte('\n')
+		for range n {
+			sb.WriteString("  - 1\n")
+		}
+	case "block-mapping":
+		sb.WriteByte('\n')
+		for i := range n {
+			fmt.Fprintf(&sb, "    k%d: 1\n", i)
+		}
+	default:
+		return fmt.Errorf("unknown layout %q", layout)
+	}
+	return os.WriteFile(filepath.Join(dir, "widget.yaml"), []byte(sb.String()), 0o644)
 }
