@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -249,18 +250,37 @@ func Scalar(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!bool":
+		// The common spellings skip Decode, which builds a decoder for
+		// each call: a document of many scalars would spend most of its
+		// load time and allocations there.
+		switch n.Value {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
 		var b bool
 		if err := n.Decode(&b); err != nil {
 			return nil, fmt.Errorf("%q is not a boolean: use true or false", n.Value)
 		}
 		return b, nil
 	case "!!int":
+		if isCanonicalInt(n.Value) {
+			if _, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				return json.Number(n.Value), nil
+			}
+		}
 		var i int64
 		if err := n.Decode(&i); err != nil {
 			return nil, fmt.Errorf("the integer %s is out of range: Kubernetes integers are 64-bit; quote it to keep it as a string", n.Value)
 		}
 		return json.Number(strconv.FormatInt(i, 10)), nil
 	case "!!float":
+		if jsonNumber.MatchString(n.Value) {
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil && !math.IsInf(f, 0) {
+				return json.Number(n.Value), nil
+			}
+		}
 		var f float64
 		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("the number %s cannot be written in JSON: use a finite number within the range of a 64-bit float, or quote it to keep it as a string", n.Value)
@@ -278,6 +298,23 @@ func Scalar(n *yaml.Node) (any, error) {
 	default:
 		return nil, fmt.Errorf("tag %s is not supported: a Kubernetes object holds strings, numbers, booleans and null; remove the tag, or quote the value", n.Tag)
 	}
+}
+
+// isCanonicalInt reports whether s is a decimal integer as
+// strconv.FormatInt writes it: an optional minus, no leading zero, no
+// underscore, and not -0. YAML reads other spellings (010, 0x1F, 1_000)
+// differently from base 10, so they take the decoder's path.
+func isCanonicalInt(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits[0] == '0' && (len(digits) > 1 || len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Generic converts a node of a loaded document to generic JSON as the
