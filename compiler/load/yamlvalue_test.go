@@ -74,3 +74,25 @@ func TestScalar(t *testing.T) {
 		})
 	}
 }
+
+// TestScalarCommonSpellingsAllocateNoDecoder keeps the common scalars off
+// the decoder's path, which allocates a decoder for every call: a
+// manifest of many small numbers spent most of its load there. Boxing
+// the result is the one allocation left.
+func TestScalarCommonSpellingsAllocateNoDecoder(t *testing.T) {
+	for _, src := range []string{"42", "-7", "true", "1.5", "1e-2"} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("v: "+src), &doc); err != nil {
+			t.Fatal(err)
+		}
+		n := doc.Content[0].Content[1]
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := Scalar(n); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 1 {
+			t.Errorf("Scalar(%s): %v allocations, want at most 1", src, allocs)
+		}
+	}
+}
