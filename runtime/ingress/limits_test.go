@@ -113,8 +113,10 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 			const readTimeout = 500 * time.Millisecond
 			e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
 				Limits: ingress.Limits{ReadTimeout: readTimeout}})
-			c := rawConn(t, e)
+			// The server's read deadline starts when it accepts the
+			// connection, so the clock starts before the dial.
 			began := time.Now()
+			c := rawConn(t, e)
 			if _, err := io.WriteString(c, tc.headers); err != nil {
 				t.Fatal(err)
 			}
