@@ -156,6 +156,10 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
 		return err
 	}
+	var eng *engine.Engine
+	if err := f.serve.serveUI(cmd, &opts, cfg, func() *engine.Engine { return eng }); err != nil {
+		return err
+	}
 	if opts.Durability == "" {
 		opts.Durability = configDurability(cfg)
 	}
@@ -169,7 +173,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	// Deferred before the engine runs, so it sends the spans of the
 	// drain too.
 	defer stopTracing(opts.Tracer, log)
-	eng, err := engine.New(opts)
+	eng, err = engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
@@ -184,7 +188,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	case <-eng.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving %s and %s on %s\n",
 			plural(len(table.Brokers), "broker"), plural(len(table.Channels), "channel"), eng.URL())
-		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", eng.AdminURL(), eng.AdminURL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics, live page at %s/ui\n", eng.AdminURL(), eng.AdminURL(), eng.AdminURL())
 		if url := eng.NATSURL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
 		}

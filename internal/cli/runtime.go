@@ -155,6 +155,15 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	if err := f.serve.apply(&eopts, ""); err != nil {
 		return err
 	}
+	var rt *cluster.Runtime
+	if err := f.serve.serveUI(cmd, &eopts, nil, func() *engine.Engine {
+		if rt == nil {
+			return nil
+		}
+		return rt.Engine()
+	}); err != nil {
+		return err
+	}
 	tc, err := f.serve.tracingConfig(cmd, nil)
 	if err != nil {
 		return err
@@ -163,7 +172,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 		return err
 	}
 	defer stopTracing(eopts.Tracer, log)
-	rt, err := cluster.New(cluster.Options{
+	rt, err = cluster.New(cluster.Options{
 		Config:            cfg,
 		TablePath:         f.table,
 		TablePollInterval: f.pollInterval,
@@ -182,7 +191,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	select {
 	case <-rt.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving namespaces %v on %s\n", namespaces, rt.URL())
-		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", rt.Engine().AdminURL(), rt.Engine().AdminURL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics, live page at %s/ui\n", rt.Engine().AdminURL(), rt.Engine().AdminURL(), rt.Engine().AdminURL())
 		go f.serve.watchTokens(ctx, rt.Engine(), log)
 	case err := <-runErr:
 		if err != nil && ctx.Err() == nil {
