@@ -2,8 +2,10 @@ package ui
 
 import (
 	"cmp"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
@@ -51,6 +53,17 @@ func buildTopology(t *routing.Table) *topology {
 		sinks:      map[string]*graph.Sink{},
 	}
 	if t != nil {
+		b.addresses = map[string]string{}
+		for _, br := range t.Brokers {
+			if br.Address != "" {
+				b.addresses[br.Address] = nodeID(graph.KindBroker, br.Namespace, br.Name)
+			}
+		}
+		for _, ch := range t.Channels {
+			if ch.Address != "" {
+				b.addresses[ch.Address] = nodeID(graph.KindChannel, ch.Namespace, ch.Name)
+			}
+		}
 		for i := range t.Brokers {
 			b.broker(&t.Brokers[i])
 		}
@@ -70,6 +83,8 @@ type tableGraph struct {
 	subscribers map[string]string
 	// paths of the sources, by ID.
 	paths map[string]string
+	// addresses maps the addresses of the sources to their IDs.
+	addresses map[string]string
 }
 
 func nodeID(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
@@ -150,9 +165,24 @@ func (b *tableGraph) deadLetter(d *routing.Delivery, edges []*graph.Edge) []*gra
 
 // edge makes the edge to a destination, and its sink unless it is a
 // source of the table. URIs are masked as knc graph masks them.
+//
+// The compiler resolved the references it could: a URI that is the
+// address of a Broker or Channel of the table goes to it, and one of a
+// Service in the cluster (http://NAME.NAMESPACE.svc…) to that Service, as
+// knc graph draws the reference the URI was resolved from.
 func (b *tableGraph) edge(role graph.Role, d *routing.Destination) *graph.Edge {
 	uri := redact.URI(d.URI)
 	if d.Ref == nil {
+		if id, ok := b.addresses[d.URI]; ok {
+			return &graph.Edge{Role: role, To: id, URI: uri}
+		}
+		if ns, name, path, ok := clusterService(d.URI); ok {
+			e := &graph.Edge{Role: role, To: nodeID(kindService, ns, name), Path: redact.URI(path), URI: uri}
+			if _, ok := b.sinks[e.To]; !ok {
+				b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: kindService, Namespace: ns, Name: name}
+			}
+			return e
+		}
 		e := &graph.Edge{Role: role, To: "uri:" + uri, URI: uri}
 		if _, ok := b.sinks[e.To]; !ok {
 			b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: graph.KindURI, URI: uri}
@@ -165,6 +195,31 @@ func (b *tableGraph) edge(role graph.Role, d *routing.Destination) *graph.Edge {
 		b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}
 	}
 	return e
+}
+
+// kindService is the kind of a v1 Service, which a URI in the cluster is
+// drawn as.
+const kindService = "Service"
+
+// clusterService reads the Service a URI of the cluster's DNS addresses:
+// http://NAME.NAMESPACE.svc[.DOMAIN][:PORT][PATH], path "" for "/".
+func clusterService(uri string) (namespace, name, path string, ok bool) {
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return "", "", "", false
+	}
+	labels := strings.Split(u.Hostname(), ".")
+	if len(labels) < 3 || labels[2] != "svc" || labels[0] == "" || labels[1] == "" {
+		return "", "", "", false
+	}
+	path = u.EscapedPath()
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	if path == "/" {
+		path = ""
+	}
+	return labels[1], labels[0], path, true
 }
 
 // describe names a destination for the page.
