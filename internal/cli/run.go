@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/runtime/engine"
@@ -120,8 +122,9 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	}
 	ctx := cmd.Context()
 	var cfg *project.Config
+	graphs := &drawings{}
 	load := func() (*routing.Table, error) {
-		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f)
+		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f, graphs)
 		if c != nil {
 			cfg = c
 		}
@@ -157,7 +160,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	var eng *engine.Engine
-	if err := f.serve.serveUI(cmd, &opts, cfg, func() *engine.Engine { return eng }); err != nil {
+	if err := f.serve.serveUI(cmd, &opts, cfg, func() *engine.Engine { return eng }, graphs.of); err != nil {
 		return err
 	}
 	if opts.Durability == "" {
@@ -230,14 +233,48 @@ func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Tabl
 	}
 }
 
+// drawings remember the graph of the project each table served was
+// compiled from: the last two, the one served and the one a reload may
+// replace it with.
+type drawings struct {
+	mu     sync.Mutex
+	tables [2]*routing.Table
+	graphs [2]*graph.Graph
+}
+
+func (d *drawings) add(t *routing.Table, g *graph.Graph) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tables[0], d.graphs[0] = d.tables[1], d.graphs[1]
+	d.tables[1], d.graphs[1] = t, g
+}
+
+// of returns the graph of t, nil for a table read from a file.
+func (d *drawings) of(t *routing.Table) *graph.Graph {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, dt := range d.tables {
+		if dt == t && t != nil {
+			return d.graphs[i]
+		}
+	}
+	return nil
+}
+
 // loadRunTable returns the table to serve: decoded from --table, or
 // compiled from the manifests under paths (the current directory when no
 // path is given). The config is returned when manifests were compiled.
-func loadRunTable(stderr io.Writer, paths []string, f *runFlags) (*routing.Table, *project.Config, error) {
+//
+// A table compiled from manifests is recorded in graphs with the drawing
+// knc graph makes of them, which the live page shows.
+func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawings) (*routing.Table, *project.Config, error) {
 	if f.table == "" {
-		t, cfg, err := compileTable(stderr, &f.load, &f.addresses, paths)
+		t, cfg, set, err := compileProject(stderr, &f.load, &f.addresses, paths)
 		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 {
 			return nil, nil, usageError("nothing to serve: no Broker or Channel that knc runs was found; give the PATH of your manifests, or --table FILE")
+		}
+		if err == nil {
+			graphs.add(t, graph.Build(set, t))
 		}
 		return t, cfg, err
 	}

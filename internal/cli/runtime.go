@@ -161,7 +161,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 			return nil
 		}
 		return rt.Engine()
-	}); err != nil {
+	}, nil); err != nil {
 		return err
 	}
 	tc, err := f.serve.tracingConfig(cmd, nil)

@@ -132,7 +132,7 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			if err := f.apply(&o, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.serveUI(cmd, &o, nil, func() *engine.Engine { return nil }); err != nil {
+			if err := f.serveUI(cmd, &o, nil, func() *engine.Engine { return nil }, nil); err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, o)

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/engine"
@@ -105,7 +106,10 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 // returns once it exists: on the admin listener, or on the HTTP listener
 // without one. It keeps the last events of each route when
 // --ui-recent-events, else runtime.ui.recentEvents of cfg, asks for them.
-func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *project.Config, eng func() *engine.Engine) error {
+//
+// draw, when set, returns the graph knc graph makes of the project a table
+// was compiled from, nil when it does not know the table.
+func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *project.Config, eng func() *engine.Engine, draw func(*routing.Table) *graph.Graph) error {
 	n := 0
 	if cfg != nil && cfg.Runtime != nil && cfg.Runtime.UI != nil && cfg.Runtime.UI.RecentEvents != nil {
 		n = int(*cfg.Runtime.UI.RecentEvents)
@@ -140,6 +144,7 @@ func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *proj
 		},
 		Gatherer: opts.Registry,
 		Recent:   recent,
+		Graph:    draw,
 	})
 	return nil
 }

@@ -42,6 +42,10 @@ type Inputs struct {
 	// Interval is how often /ui/events sends the state; 0 means
 	// DefaultInterval.
 	Interval time.Duration
+	// Graph, when set, returns the graph knc graph makes of the project a
+	// table was compiled from, which names the objects the table holds
+	// only the addresses of; nil, or a nil result, draws the table alone.
+	Graph func(*routing.Table) *graph.Graph
 }
 
 // Handler serves the page:
@@ -149,7 +153,11 @@ func (h *Handler) current() *drawing {
 	if h.drawing != nil && h.drawnFor == t {
 		return h.drawing
 	}
-	d := &drawing{top: buildTopology(t)}
+	var drawn *graph.Graph
+	if h.in.Graph != nil {
+		drawn = h.in.Graph(t)
+	}
+	d := &drawing{top: buildTopology(t, drawn)}
 	var buf bytes.Buffer
 	if d.err = graph.WriteSVG(&buf, d.top.graph); d.err == nil {
 		d.svg = buf.Bytes()

@@ -44,9 +44,8 @@ type topology struct {
 }
 
 // buildTopology turns a routing table into the graph knc graph draws from
-// a project: the table holds no Sinks' kinds beyond their references, so
-// the sinks are the references and URIs the routes deliver to.
-func buildTopology(t *routing.Table) *topology {
+// a project, or takes drawn, that graph, when it is known.
+func buildTopology(t *routing.Table, drawn *graph.Graph) *topology {
 	b := &tableGraph{
 		namespaces: map[string]*graph.Namespace{},
 		sources:    map[string]*graph.Source{},
@@ -71,7 +70,39 @@ func buildTopology(t *routing.Table) *topology {
 			b.channel(&t.Channels[i])
 		}
 	}
-	return b.finish()
+	top := b.finish()
+	if drawn != nil {
+		top.graph = drawn
+		top.nameShort()
+	}
+	return top
+}
+
+// nameShort gives the nodes the short names the renderer gives the boxes
+// of top.graph: n0, n1, … in the order of its namespaces, each with its
+// sources, each followed by its routes, then its sinks.
+func (top *topology) nameShort() {
+	short := map[string]string{}
+	count := 0
+	next := func() string {
+		s := "n" + strconv.Itoa(count)
+		count++
+		return s
+	}
+	for _, n := range top.graph.Namespaces {
+		for _, s := range n.Sources {
+			short[s.ID] = next()
+			for _, r := range s.Routes {
+				short[r.ID] = next()
+			}
+		}
+		for range n.Sinks {
+			next()
+		}
+	}
+	for i := range top.nodes {
+		top.nodes[i].Short = short[top.nodes[i].ID]
+	}
 }
 
 type tableGraph struct {
@@ -237,8 +268,7 @@ func describe(d *routing.Destination) string {
 	return s
 }
 
-// finish places every node in its namespace, sorted as graph.Build sorts,
-// so that the short names n0, n1, … are those the renderer gives.
+// finish places every node in its namespace, sorted as graph.Build sorts.
 func (b *tableGraph) finish() *topology {
 	g := &graph.Graph{}
 	ns := func(name string) *graph.Namespace {
@@ -276,27 +306,18 @@ func (b *tableGraph) finish() *topology {
 	slices.SortFunc(g.Outside, compareSinks)
 
 	top := &topology{graph: g}
-	count := 0
-	short := func() string {
-		s := "n" + strconv.Itoa(count)
-		count++
-		return s
-	}
 	for _, n := range g.Namespaces {
 		for _, s := range n.Sources {
-			top.nodes = append(top.nodes, Node{ID: s.ID, Short: short(), Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Path: b.paths[s.ID]})
+			top.nodes = append(top.nodes, Node{ID: s.ID, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Path: b.paths[s.ID]})
 			for _, r := range s.Routes {
 				top.nodes = append(top.nodes, Node{
-					ID: r.ID, Short: short(), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name,
+					ID: r.ID, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name,
 					Source: s.ID, Filter: b.filters[r.ID], Subscriber: b.subscribers[r.ID],
 				})
 			}
 		}
-		// Sinks are drawn but have no status or counters of their own.
-		for range n.Sinks {
-			short()
-		}
 	}
+	top.nameShort()
 	return top
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -18,6 +19,12 @@ import (
 // exampleTable compiles an example of the repository into its routing
 // table and its graph as knc graph builds it from the project.
 func exampleTable(t *testing.T, name string) (*routing.Table, *graph.Graph) {
+	return compileExample(t, name, nil)
+}
+
+// compileExample is exampleTable with the references address resolves
+// taken as resolved there, as knc run --services-url takes them.
+func compileExample(t *testing.T, name string, address func(*model.KReference) (string, bool)) (*routing.Table, *graph.Graph) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
 	if err != nil {
@@ -34,7 +41,7 @@ func exampleTable(t *testing.T, name string) (*routing.Table, *graph.Graph) {
 		t.Fatalf("%s has %d units, want 1", name, len(res.Units))
 	}
 	u := res.Units[0]
-	table, diags := routes.Compile(u.Set, res.Config)
+	table, diags := routes.CompileWith(u.Set, res.Config, routes.Options{Address: address})
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
@@ -60,7 +67,7 @@ func TestTopologyDrawsAsKncGraph(t *testing.T) {
 			if err := graph.WriteDOT(&wantDOT, want); err != nil {
 				t.Fatal(err)
 			}
-			if err := graph.WriteDOT(&gotDOT, buildTopology(table).graph); err != nil {
+			if err := graph.WriteDOT(&gotDOT, buildTopology(table, nil).graph); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(wantDOT.String(), gotDOT.String()); diff != "" {
@@ -117,8 +124,20 @@ func svgNodes(t *testing.T, svg []byte) []svgNode {
 // up, that shows the node's name.
 func TestNodesFindTheirBoxes(t *testing.T) {
 	table, _ := exampleTable(t, "quickstart")
-	top := buildTopology(table)
-	var svg bytes.Buffer
+	t.Run("table", func(t *testing.T) { checkBoxes(t, buildTopology(table, nil)) })
+	// As knc run --services-url compiles it: every Service at one local
+	// address, which the project's graph names.
+	local, drawn := compileExample(t, "quickstart", func(r *model.KReference) (string, bool) {
+		return "http://127.0.0.1:9090/", r.Kind == "Service"
+	})
+	top := buildTopology(local, drawn)
+	if top.graph != drawn {
+		t.Error("the project's graph is not the one drawn")
+	}
+	t.Run("project", func(t *testing.T) { checkBoxes(t, top) })
+}
+
+func checkBoxes(t *testing.T, top *topology) {	var svg bytes.Buffer
 	if err := graph.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +185,7 @@ func contains(ss []string, s string) bool {
 func TestTopologyOfTriggers(t *testing.T) {
 	table, _ := exampleTable(t, "quickstart")
 	got := map[string]Node{}
-	for _, n := range buildTopology(table).nodes {
+	for _, n := range buildTopology(table, nil).nodes {
 		n.Short = ""
 		got[n.ID] = n
 	}
@@ -189,7 +208,7 @@ func TestTopologyOfTriggers(t *testing.T) {
 }
 
 func TestEmptyTable(t *testing.T) {
-	top := buildTopology(nil)
+	top := buildTopology(nil, nil)
 	if len(top.nodes) != 0 {
 		t.Errorf("nodes = %v, want none", top.nodes)
 	}
