@@ -137,7 +137,8 @@ func TestNodesFindTheirBoxes(t *testing.T) {
 	t.Run("project", func(t *testing.T) { checkBoxes(t, top) })
 }
 
-func checkBoxes(t *testing.T, top *topology) {	var svg bytes.Buffer
+func checkBoxes(t *testing.T, top *topology) {
+	var svg bytes.Buffer
 	if err := graph.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
