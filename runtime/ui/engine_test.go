@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
@@ -34,6 +35,8 @@ type served struct {
 type setup struct {
 	separateAdmin bool
 	recentEvents  int
+	// graph is the project's graph the page draws, as knc run gives it.
+	graph *graph.Graph
 }
 
 // serve starts a real engine, with its embedded NATS server, that serves
@@ -55,6 +58,9 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 			Gatherer: reg,
 			Recent:   recent,
 			Interval: 20 * time.Millisecond,
+			Graph: func(*routing.Table) *graph.Graph {
+				return s.graph
+			},
 		}),
 	}
 	if recent != nil {
