@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,10 +143,35 @@ func subscribers(t *testing.T) (ok, failing string, received *atomic.Int64) {
 // show, and checks that each is accepted.
 func send(t *testing.T, base, path, typ string, n int) {
 	t.Helper()
-	for i := range n {
+	sendFrom(t, base, path, typ, 0, n)
+}
+
+// burst sends n events from several clients at once.
+func burst(t *testing.T, base, path, typ string, n, clients int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	per := n / clients
+	for c := range clients {
+		count := per
+		if c == clients-1 {
+			count = n - per*(clients-1)
+		}
+		wg.Go(func() { sendFrom(t, base, path, typ, c*per, count) })
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// sendFrom sends n events whose ids count from first; it may run on a
+// goroutine of its own, so it reports with Errorf.
+func sendFrom(t *testing.T, base, path, typ string, first, n int) {
+	for i := first; i < first+n; i++ {
 		req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(`{"card":"4111 1111 1111 1111"}`))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		req.Header.Set("Ce-Specversion", "1.0")
 		req.Header.Set("Ce-Id", typ+"-"+strconv.Itoa(i))
@@ -155,12 +181,14 @@ func send(t *testing.T, base, path, typ string, n int) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("sending event %d to %s: %s", i, path, resp.Status)
+			t.Errorf("sending event %d to %s: %s", i, path, resp.Status)
+			return
 		}
 	}
 }
@@ -195,7 +223,7 @@ func getState(t *testing.T, base string) map[string]*ui.NodeState {
 // poll calls cond until it holds, or fails the test after a while.
 func poll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -229,24 +257,28 @@ func metricsText(t *testing.T, base string) map[string]uint64 {
 	return series
 }
 
-// TestCountersEqualMetrics sends events through a real engine and checks
-// that, once every delivery ended, each counter of the page is the series
-// of /metrics it stands for, read from the text /metrics serves.
+// TestCountersEqualMetrics sends a burst of 10,000 events through a real
+// engine and checks that, once every delivery ended, each counter of the
+// page is the series of /metrics it stands for, read from the text
+// /metrics serves.
 func TestCountersEqualMetrics(t *testing.T) {
 	ok, failing, _ := subscribers(t)
 	s := serve(t, shopTable(ok, failing), setup{})
-	const orders, large, notes = 300, 40, 25
-	send(t, s.url, "/brokers/shop/default", "order.created", orders)
-	send(t, s.url, "/brokers/shop/default", "order.large", large)
-	send(t, s.url, "/channels/shop/notifications", "note", notes)
+	orders, large, notes := 9000, 500, 500
+	if testing.Short() {
+		orders, large, notes = 300, 40, 25
+	}
+	burst(t, s.url, "/brokers/shop/default", "order.created", orders, 16)
+	burst(t, s.url, "/brokers/shop/default", "order.large", large, 16)
+	burst(t, s.url, "/channels/shop/notifications", "note", notes, 16)
 
 	var st map[string]*ui.NodeState
 	poll(t, "every delivery to end", func() bool {
 		st = getState(t, s.admin)
 		b := st["Broker/shop/default"]
-		return b.Counts.Accepted == orders+large && b.Counts.InFlight == 0 &&
-			st["Trigger/shop/broken"].Counts.DeadLettered == orders+large &&
-			st["Channel/shop/notifications"].Counts.Delivered == notes
+		return b.Counts.Accepted == uint64(orders+large) && b.Counts.InFlight == 0 &&
+			st["Trigger/shop/broken"].Counts.DeadLettered == uint64(orders+large) &&
+			st["Channel/shop/notifications"].Counts.Delivered == uint64(notes)
 	})
 	m := metricsText(t, s.admin)
 	source := func(name, kind, ns, obj string) uint64 {
@@ -286,10 +318,10 @@ func TestCountersEqualMetrics(t *testing.T) {
 		t.Errorf("page counters (-/metrics +page):\n%s", diff)
 	}
 	// The numbers are those of the traffic, not only equal to one another.
-	if w := (ui.Counts{Accepted: orders + large, Delivered: orders + large}); got["Trigger/shop/audit"] != w {
+	if w := (ui.Counts{Accepted: uint64(orders + large), Delivered: uint64(orders + large)}); got["Trigger/shop/audit"] != w {
 		t.Errorf("audit = %+v, want %+v", got["Trigger/shop/audit"], w)
 	}
-	if got["Trigger/shop/large"].Delivered != large || got["Broker/shop/default"].Retried != orders+large {
+	if got["Trigger/shop/large"].Delivered != uint64(large) || got["Broker/shop/default"].Retried != uint64(orders+large) {
 		t.Errorf("large = %+v, broker = %+v; want %d delivered and %d retries", got["Trigger/shop/large"], got["Broker/shop/default"], large, orders+large)
 	}
 	for id, n := range st {
