@@ -62,12 +62,17 @@ that a restart finds them. The listener also serves:
 
   /status    the Knative status of every object, as JSON
   /metrics   Prometheus metrics
+  /ui        a live page: the topology, each object's Ready condition, and
+             the counters of every route as they move
   /healthz   liveness
   /readyz    readiness: every route is set up and the store takes events
 
-On a workstation one address is simplest, so /status and /metrics are
+On a workstation one address is simplest, so /status, /metrics and /ui are
 served beside the ingresses. With --admin-addr they move to a listener of
 their own, as in a cluster, and the ingress listener answers 404 for them.
+The page lists the last events each Trigger or Subscription matched
+(attributes only) with --ui-recent-events, or runtime.ui.recentEvents in
+knc.yaml; none by default.
 
 With --tracing-endpoint, or runtime.tracing in knc.yaml, or
 $OTEL_EXPORTER_OTLP_ENDPOINT, it exports OpenTelemetry spans of each
@@ -87,6 +92,9 @@ usage or I/O error.`,
 
   # Serve a table built by 'knc build'.
   knc run --table build/routing-table.json
+
+  # Open http://127.0.0.1:8080/ui, which lists each route's last 20 events.
+  knc run examples/quickstart --ui-recent-events 20
 
   # Export spans to a local OpenTelemetry collector over OTLP/gRPC.
   knc run examples/quickstart --tracing-endpoint http://127.0.0.1:4317 --tracing-protocol grpc
