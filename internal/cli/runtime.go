@@ -71,11 +71,11 @@ does: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, in the context
 $POD_NAMESPACE, then to the kubeconfig context's namespace. SIGINT or
 SIGTERM drains within --shutdown-timeout and exits 0.
 
-/status, /metrics and the probes are served on --admin-addr only: the
-ingress listener (--http-addr), which the Brokers' Service exposes, answers
-404 for /status and /metrics, so that clients that may send events cannot
-read the status of every object or the metrics. The probes are served on
-both.
+/status, /metrics, the live page /ui and the probes are served on
+--admin-addr only: the ingress listener (--http-addr), which the Brokers'
+Service exposes, answers 404 for /status, /metrics and /ui, so that clients
+that may send events cannot read the status of every object or the
+metrics. The probes are served on both.
 
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
@@ -95,7 +95,7 @@ usage or I/O error.`,
 	fl.StringVar(&f.context, "context", "", "kubeconfig `CONTEXT` to use (default: the current context)")
 	fl.StringSliceVar(&f.namespaces, "namespace", nil, "`NAMESPACE` the runtime serves; repeat or separate with commas (default: $POD_NAMESPACE)")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
-	fl.StringVar(&f.adminAddr, "admin-addr", DefaultRuntimeAdminAddr, "listen address `HOST:PORT` of /status, /metrics and the probes (port 0 picks a free one)")
+	fl.StringVar(&f.adminAddr, "admin-addr", DefaultRuntimeAdminAddr, "listen address `HOST:PORT` of /status, /metrics, /ui and the probes (port 0 picks a free one)")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
 	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
