@@ -513,3 +513,31 @@ func TestRecentEventsOfARoute(t *testing.T) {
 		t.Errorf("audit keeps %d events, want 3", n)
 	}
 }
+
+// TestShutdownEndsTheEventStream checks that an open page does not hold up
+// the runtime's shutdown: the stream, which never ends by itself, is
+// closed with the listener.
+func TestShutdownEndsTheEventStream(t *testing.T) {
+	ok, failing, _ := subscribers(t)
+	s := serve(t, shopTable(ok, failing), setup{})
+	resp, err := http.Get(s.url + "/ui/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if ev, _ := sseEvent(t, r); ev != "state" {
+		t.Fatalf("first event %q", ev)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.eng.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a page open: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("shutdown waited for the page's stream")
+	}
+	// Reading returns once the stream is closed, cleanly or not; it would
+	// block here for as long as the stream stayed open.
+	_, _ = io.Copy(io.Discard, r)
+}
