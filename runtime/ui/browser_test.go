@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,6 +223,28 @@ func TestBrowserShowsTheLivePage(t *testing.T) {
 	}
 }
 
+// countOverlaps is run in the page: the counts it writes under the boxes
+// of the drawing, each against every box and every text of the drawing,
+// in the user space of the drawing, which every node shares.
+const countOverlaps = `(() => {
+	const svg = document.querySelector('#graph svg');
+	const rect = (el) => { const b = el.getBBox(); return {x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height}; };
+	const meet = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+	const counts = [...svg.querySelectorAll('text.knc-count')].filter((t) => t.textContent !== '');
+	const others = [];
+	for (const g of svg.querySelectorAll('g.node')) {
+		for (const s of g.querySelectorAll('polygon, path, ellipse')) others.push({what: 'box of ' + g.id, r: rect(s)});
+	}
+	for (const t of svg.querySelectorAll('text:not(.knc-count)')) others.push({what: 'text ' + JSON.stringify(t.textContent), r: rect(t)});
+	const out = [];
+	counts.forEach((c, i) => {
+		const r = rect(c);
+		for (const o of others) if (meet(r, o.r)) out.push(JSON.stringify(c.textContent) + ' meets ' + o.what);
+		counts.forEach((d, j) => { if (j > i && meet(r, rect(d))) out.push(JSON.stringify(c.textContent) + ' meets ' + JSON.stringify(d.textContent)); });
+	});
+	return out;
+})()`
+
 // manyTriggers is a Broker with n Triggers, each filtered on a type of its
 // own, delivering to subscriber.
 func manyTriggers(n int, subscriber string) *routing.Table {
@@ -279,6 +302,13 @@ func TestBrowserLoadsEveryTopology(t *testing.T) {
 			}
 			if len(missing) > 0 {
 				t.Errorf("no box or row for %v", missing)
+			}
+			counted := evaluate[int](t, ctx, `[...document.querySelectorAll('#graph text.knc-count')].filter((t) => t.textContent !== '').length`)
+			if counted != len(listed.Nodes) {
+				t.Errorf("%d counts on the drawing, want one for each of the %d objects", counted, len(listed.Nodes))
+			}
+			if overlaps := evaluate[[]string](t, ctx, countOverlaps); len(overlaps) > 0 {
+				t.Errorf("the counts the page adds to the drawing overlap:\n%s", strings.Join(overlaps, "\n"))
 			}
 			if top.name != "200 Triggers" {
 				return
