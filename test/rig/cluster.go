@@ -62,8 +62,8 @@ type ClusterRuntime struct {
 	// AdminURL is the admin listener's: /status, /metrics and /ui.
 	AdminURL string
 	cmd      *exec.Cmd
-	logs *syncBuffer
-	done chan error
+	logs     *syncBuffer
+	done     chan error
 }
 
 var clusterReadyLine = regexp.MustCompile(`knc: serving namespaces .* on (http://\S+)`)
