@@ -66,10 +66,12 @@ func (r *Recent) Matched(kind, namespace, name string, ev *event.Event) {
 	if r == nil {
 		return
 	}
-	re := RecentEvent{Time: time.Now().UTC(), Attributes: attributes(ev)}
+	re := RecentEvent{Attributes: attributes(ev)}
 	id := nodeID(kind, namespace, name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Read under the lock, so that the ring's order is the times' order.
+	re.Time = time.Now().UTC()
 	rg := r.rings[id]
 	if rg == nil {
 		rg = &ring{events: make([]RecentEvent, 0, r.size)}
