@@ -31,7 +31,7 @@ type Counts struct {
 }
 
 // The metric families the counters are read from; see
-// runtime/engine/metrics.go and accounting.go.
+// runtime/pipeline/metrics (metrics.go and accounting.go).
 const (
 	metricEventsAccepted       = "knc_events_accepted_total"
 	metricEventsDelivered      = "knc_events_delivered_total"
