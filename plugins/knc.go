@@ -140,6 +140,10 @@ type runtimeSettings struct {
 	// tracingData and tracingArgs are runtime.tracing (tracingConfig).
 	tracingData map[string]string
 	tracingArgs []string
+	// uiData and uiArgs are runtime.ui, set only when it asks for
+	// something.
+	uiData map[string]string
+	uiArgs []string
 	// serviceMonitor is runtime.metrics.serviceMonitor when enabled.
 	serviceMonitor *project.ServiceMonitor
 }
@@ -181,6 +185,10 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 			}
 		}
 		s.tracingData, s.tracingArgs = tracingConfig(r.Tracing)
+		if r.UI != nil && r.UI.RecentEvents != nil && *r.UI.RecentEvents > 0 {
+			s.uiData = map[string]string{"KNC_UI_RECENT_EVENTS": strconv.FormatInt(*r.UI.RecentEvents, 10)}
+			s.uiArgs = []string{"--ui-recent-events", "$(KNC_UI_RECENT_EVENTS)"}
+		}
 		if r.Metrics != nil && r.Metrics.ServiceMonitor != nil && r.Metrics.ServiceMonitor.Enabled {
 			s.serviceMonitor = r.Metrics.ServiceMonitor
 		}
@@ -257,6 +265,7 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
 	}
 	maps.Copy(jetstream, set.tracingData)
+	maps.Copy(jetstream, set.uiData)
 	jetstreamName := JetStreamPrefix + contentHash(mapBytes(jetstream))
 
 	var objs []any

@@ -49,6 +49,7 @@ func (p *kncPlugin) workload(ns string, set runtimeSettings, routesName, jetstre
 		c.Args = append(c.Args, "--fsync")
 	}
 	c.Args = append(c.Args, set.tracingArgs...)
+	c.Args = append(c.Args, set.uiArgs...)
 	switch {
 	case set.natsURL != "":
 		return []any{externalNATS(d, set)}

@@ -77,7 +77,19 @@ type Runtime struct {
 	Memory        *Memory      `json:"memory,omitempty"`
 	Tracing       *Tracing     `json:"tracing,omitempty"`
 	Metrics       *Metrics     `json:"metrics,omitempty"`
+	UI            *RuntimeUI   `json:"ui,omitempty"`
 }
+
+// RuntimeUI configures the live page the runtime serves at /ui.
+type RuntimeUI struct {
+	// RecentEvents is how many of the last events each Trigger or
+	// Subscription matched the page shows, attributes only; 0, the
+	// default, keeps none, as attributes may be sensitive.
+	RecentEvents *int64 `json:"recentEvents,omitempty"`
+}
+
+// MaxRecentEvents bounds runtime.ui.recentEvents.
+const MaxRecentEvents = 1000
 
 // Tracing makes the runtime export OpenTelemetry spans over OTLP.
 type Tracing struct {
@@ -302,6 +314,9 @@ func (c *Config) validate(errs *model.FieldErrors) {
 		}
 		if t := r.Tracing; t != nil {
 			t.validate(errs)
+		}
+		if u := r.UI; u != nil && u.RecentEvents != nil && (*u.RecentEvents < 0 || *u.RecentEvents > MaxRecentEvents) {
+			errs.Add("runtime.ui.recentEvents", "must be between 0 and %d, not %d", MaxRecentEvents, *u.RecentEvents)
 		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/runtime/engine"
@@ -60,12 +62,17 @@ that a restart finds them. The listener also serves:
 
   /status    the Knative status of every object, as JSON
   /metrics   Prometheus metrics
+  /ui        a live page: the topology, each object's Ready condition, and
+             the counters of every route as they move
   /healthz   liveness
   /readyz    readiness: every route is set up and the store takes events
 
-On a workstation one address is simplest, so /status and /metrics are
+On a workstation one address is simplest, so /status, /metrics and /ui are
 served beside the ingresses. With --admin-addr they move to a listener of
 their own, as in a cluster, and the ingress listener answers 404 for them.
+The page lists the last events each Trigger or Subscription matched
+(attributes only) with --ui-recent-events, or runtime.ui.recentEvents in
+knc.yaml; none by default.
 
 With --tracing-endpoint, or runtime.tracing in knc.yaml, or
 $OTEL_EXPORTER_OTLP_ENDPOINT, it exports OpenTelemetry spans of each
@@ -85,6 +92,9 @@ usage or I/O error.`,
 
   # Serve a table built by 'knc build'.
   knc run --table build/routing-table.json
+
+  # Open http://127.0.0.1:8080/ui, which lists each route's last 20 events.
+  knc run examples/quickstart --ui-recent-events 20
 
   # Export spans to a local OpenTelemetry collector over OTLP/gRPC.
   knc run examples/quickstart --tracing-endpoint http://127.0.0.1:4317 --tracing-protocol grpc
@@ -120,8 +130,9 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	}
 	ctx := cmd.Context()
 	var cfg *project.Config
+	graphs := &drawings{}
 	load := func() (*routing.Table, error) {
-		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f)
+		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f, graphs)
 		if c != nil {
 			cfg = c
 		}
@@ -156,6 +167,10 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
 		return err
 	}
+	var eng *engine.Engine
+	if err := f.serve.serveUI(cmd, &opts, cfg, func() *engine.Engine { return eng }, graphs.of); err != nil {
+		return err
+	}
 	if opts.Durability == "" {
 		opts.Durability = configDurability(cfg)
 	}
@@ -169,7 +184,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	// Deferred before the engine runs, so it sends the spans of the
 	// drain too.
 	defer stopTracing(opts.Tracer, log)
-	eng, err := engine.New(opts)
+	eng, err = engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
@@ -184,7 +199,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	case <-eng.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving %s and %s on %s\n",
 			plural(len(table.Brokers), "broker"), plural(len(table.Channels), "channel"), eng.URL())
-		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", eng.AdminURL(), eng.AdminURL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics, live page at %s/ui\n", eng.AdminURL(), eng.AdminURL(), eng.AdminURL())
 		if url := eng.NATSURL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
 		}
@@ -226,14 +241,48 @@ func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Tabl
 	}
 }
 
+// drawings remember the graph of the project each table served was
+// compiled from: the last two, the one served and the one a reload may
+// replace it with.
+type drawings struct {
+	mu     sync.Mutex
+	tables [2]*routing.Table
+	graphs [2]*graph.Graph
+}
+
+func (d *drawings) add(t *routing.Table, g *graph.Graph) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tables[0], d.graphs[0] = d.tables[1], d.graphs[1]
+	d.tables[1], d.graphs[1] = t, g
+}
+
+// of returns the graph of t, nil for a table read from a file.
+func (d *drawings) of(t *routing.Table) *graph.Graph {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, dt := range d.tables {
+		if dt == t && t != nil {
+			return d.graphs[i]
+		}
+	}
+	return nil
+}
+
 // loadRunTable returns the table to serve: decoded from --table, or
 // compiled from the manifests under paths (the current directory when no
 // path is given). The config is returned when manifests were compiled.
-func loadRunTable(stderr io.Writer, paths []string, f *runFlags) (*routing.Table, *project.Config, error) {
+//
+// A table compiled from manifests is recorded in graphs with the drawing
+// knc graph makes of them, which the live page shows.
+func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawings) (*routing.Table, *project.Config, error) {
 	if f.table == "" {
-		t, cfg, err := compileTable(stderr, &f.load, &f.addresses, paths)
+		t, cfg, set, err := compileProject(stderr, &f.load, &f.addresses, paths)
 		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 {
 			return nil, nil, usageError("nothing to serve: no Broker or Channel that knc runs was found; give the PATH of your manifests, or --table FILE")
+		}
+		if err == nil {
+			graphs.add(t, graph.Build(set, t))
 		}
 		return t, cfg, err
 	}

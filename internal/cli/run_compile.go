@@ -67,25 +67,32 @@ func absoluteURL(s string) bool {
 // compileTable loads, validates and compiles manifests in memory. Invalid
 // manifests are reported on stderr as knc validate reports them (exit 1).
 func compileTable(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []string) (*routing.Table, *project.Config, error) {
+	t, cfg, _, err := compileProject(stderr, lf, af, paths)
+	return t, cfg, err
+}
+
+// compileProject is compileTable that also returns the set of objects the
+// table was compiled from.
+func compileProject(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []string) (*routing.Table, *project.Config, *model.Set, error) {
 	res, err := lf.load(paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	printDiagnostics(stderr, res.Diagnostics)
 	if !res.Valid() {
-		return nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("the manifests are invalid; nothing was started")}
+		return nil, nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("the manifests are invalid; nothing was started")}
 	}
 	if res, err = singleUnit(res, "run"); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	address, err := af.resolver(res.Config.DefaultNamespace)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	table, diags := routes.CompileWith(res.Set, res.Config, routes.Options{Address: address})
 	if len(diags) > 0 {
 		printDiagnostics(stderr, diags.Sorted())
-		return nil, nil, silentExit(exitFailed)
+		return nil, nil, nil, silentExit(exitFailed)
 	}
-	return table, res.Config, nil
+	return table, res.Config, res.Set, nil
 }

@@ -71,11 +71,11 @@ does: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, in the context
 $POD_NAMESPACE, then to the kubeconfig context's namespace. SIGINT or
 SIGTERM drains within --shutdown-timeout and exits 0.
 
-/status, /metrics and the probes are served on --admin-addr only: the
-ingress listener (--http-addr), which the Brokers' Service exposes, answers
-404 for /status and /metrics, so that clients that may send events cannot
-read the status of every object or the metrics. The probes are served on
-both.
+/status, /metrics, the live page /ui and the probes are served on
+--admin-addr only: the ingress listener (--http-addr), which the Brokers'
+Service exposes, answers 404 for /status, /metrics and /ui, so that clients
+that may send events cannot read the status of every object or the
+metrics. The probes are served on both.
 
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
@@ -95,7 +95,7 @@ usage or I/O error.`,
 	fl.StringVar(&f.context, "context", "", "kubeconfig `CONTEXT` to use (default: the current context)")
 	fl.StringSliceVar(&f.namespaces, "namespace", nil, "`NAMESPACE` the runtime serves; repeat or separate with commas (default: $POD_NAMESPACE)")
 	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
-	fl.StringVar(&f.adminAddr, "admin-addr", DefaultRuntimeAdminAddr, "listen address `HOST:PORT` of /status, /metrics and the probes (port 0 picks a free one)")
+	fl.StringVar(&f.adminAddr, "admin-addr", DefaultRuntimeAdminAddr, "listen address `HOST:PORT` of /status, /metrics, /ui and the probes (port 0 picks a free one)")
 	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
 	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
@@ -155,6 +155,15 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	if err := f.serve.apply(&eopts, ""); err != nil {
 		return err
 	}
+	var rt *cluster.Runtime
+	if err := f.serve.serveUI(cmd, &eopts, nil, func() *engine.Engine {
+		if rt == nil {
+			return nil
+		}
+		return rt.Engine()
+	}, nil); err != nil {
+		return err
+	}
 	tc, err := f.serve.tracingConfig(cmd, nil)
 	if err != nil {
 		return err
@@ -163,7 +172,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 		return err
 	}
 	defer stopTracing(eopts.Tracer, log)
-	rt, err := cluster.New(cluster.Options{
+	rt, err = cluster.New(cluster.Options{
 		Config:            cfg,
 		TablePath:         f.table,
 		TablePollInterval: f.pollInterval,
@@ -182,7 +191,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	select {
 	case <-rt.Ready():
 		fmt.Fprintf(cmd.ErrOrStderr(), "knc: serving namespaces %v on %s\n", namespaces, rt.URL())
-		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics\n", rt.Engine().AdminURL(), rt.Engine().AdminURL())
+		fmt.Fprintf(cmd.ErrOrStderr(), "knc: status at %s/status, metrics at %s/metrics, live page at %s/ui\n", rt.Engine().AdminURL(), rt.Engine().AdminURL(), rt.Engine().AdminURL())
 		go f.serve.watchTokens(ctx, rt.Engine(), log)
 	case err := <-runErr:
 		if err != nil && ctx.Err() == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/ui"
 )
 
 // TestRenderedRuntimeArgsParse renders the runtime of each workload form
@@ -20,7 +21,7 @@ import (
 // the kubelet expands, are flags knc runtime accepts and give the engine
 // the intended options.
 func TestRenderedRuntimeArgsParse(t *testing.T) {
-	three, two, ttl := int64(3), int64(2), int64(7)
+	three, two, ttl, recent := int64(3), int64(2), int64(7), int64(20)
 	tests := []struct {
 		name    string
 		runtime *project.Runtime
@@ -44,6 +45,15 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 		{"defaults", nil, func(t *testing.T, o engine.Options) {
 			if o.DefaultTTL != engine.DefaultTTL || o.Durability != engine.DurabilityFile {
 				t.Errorf("TTL %d, durability %q; want %d and file", o.DefaultTTL, o.Durability, engine.DefaultTTL)
+			}
+			if o.UI == nil || o.Matched != nil {
+				t.Errorf("UI %v, Matched %v; want the page, keeping no events", o.UI, o.Matched)
+			}
+		}},
+		{"recent events of knc.yaml", &project.Runtime{UI: &project.RuntimeUI{RecentEvents: &recent}}, func(t *testing.T, o engine.Options) {
+			r, ok := o.Matched.(*ui.Recent)
+			if !ok || r.Size() != 20 {
+				t.Errorf("Matched = %#v; want a ui.Recent of 20 events a route", o.Matched)
 			}
 		}},
 		{"ttl and durability of knc.yaml", &project.Runtime{TTL: &ttl, Durability: "fsync"}, func(t *testing.T, o engine.Options) {
@@ -120,6 +130,9 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			}
 			var o engine.Options
 			if err := f.apply(&o, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.serveUI(cmd, &o, nil, func() *engine.Engine { return nil }, nil); err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, o)

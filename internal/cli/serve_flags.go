@@ -15,15 +15,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/status"
 	"github.com/knc-dev/knc/runtime/tracing"
+	"github.com/knc-dev/knc/runtime/ui"
 )
 
 // Environment variables that carry NATS secrets, so that they appear
@@ -62,6 +66,8 @@ type serveFlags struct {
 	tracingInsecure bool
 	tracingSampling float64
 	tracingHeaders  map[string]string
+
+	uiRecentEvents int
 }
 
 func (f *serveFlags) register(cmd *cobra.Command) {
@@ -93,6 +99,54 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.tracingInsecure, "tracing-insecure", false, "send spans without TLS to a --tracing-endpoint given as HOST:PORT")
 	fl.Float64Var(&f.tracingSampling, "tracing-sampling-ratio", 1, "share of new traces sampled, 0 to 1; a request with a traceparent follows its sender's decision")
 	fl.StringToStringVar(&f.tracingHeaders, "tracing-header", nil, "`NAME=VALUE` header sent with each export (repeat or separate with commas)")
+	fl.IntVar(&f.uiRecentEvents, "ui-recent-events", 0, "keep the attributes (never the data) of the last `N` events each Trigger or Subscription matched, shown by the page at /ui, at most 1000 (default 0: none, or runtime.ui.recentEvents of knc.yaml)")
+}
+
+// serveUI makes opts serve the live page at /ui, of the engine that eng
+// returns once it exists: on the admin listener, or on the HTTP listener
+// without one. It keeps the last events of each route when
+// --ui-recent-events, else runtime.ui.recentEvents of cfg, asks for them.
+//
+// draw, when set, returns the graph knc graph makes of the project a table
+// was compiled from, nil when it does not know the table.
+func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *project.Config, eng func() *engine.Engine, draw func(*routing.Table) *graph.Graph) error {
+	n := 0
+	if cfg != nil && cfg.Runtime != nil && cfg.Runtime.UI != nil && cfg.Runtime.UI.RecentEvents != nil {
+		n = int(*cfg.Runtime.UI.RecentEvents)
+	}
+	if cmd.Flags().Changed("ui-recent-events") {
+		if f.uiRecentEvents < 0 || f.uiRecentEvents > ui.MaxRecentEvents {
+			return usageError("--ui-recent-events must be between 0 and %d, not %d", ui.MaxRecentEvents, f.uiRecentEvents)
+		}
+		n = f.uiRecentEvents
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	recent := ui.NewRecent(n)
+	if recent != nil {
+		// Set only when on: a nil *Recent in the interface would be
+		// called on every event.
+		opts.Matched = recent
+	}
+	opts.UI = ui.New(ui.Inputs{
+		Table: func() *routing.Table {
+			if e := eng(); e != nil {
+				return e.Table()
+			}
+			return nil
+		},
+		Statuses: func() []status.Object {
+			if e := eng(); e != nil {
+				return e.Statuses()
+			}
+			return nil
+		},
+		Gatherer: opts.Registry,
+		Recent:   recent,
+		Graph:    draw,
+	})
+	return nil
 }
 
 // tracingConfig is runtime.tracing of cfg, when there is one, overridden

@@ -94,6 +94,7 @@ func New(opts Options) (*Engine, error) {
 		Logger:         opts.Logger,
 		Tracer:         opts.Tracer,
 		Registry:       opts.Registry,
+		UI:             opts.UI,
 	}, (*ingressRuntime)(e), (*ingressStore)(e))
 	return e, nil
 }
@@ -157,6 +158,14 @@ func (e *Engine) Statuses() []status.Object {
 	return append([]status.Object(nil), e.statuses...)
 }
 
+// Table returns the routing table being served, nil before Start.
+func (e *Engine) Table() *routing.Table {
+	if p := e.currentPlan(); p != nil {
+		return p.Table()
+	}
+	return nil
+}
+
 func (e *Engine) currentPlan() *pipeline.Plan { return e.plan.Load() }
 
 // Start starts NATS, the HTTP listener and the data plane of every Broker
@@ -188,6 +197,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		Sender:         delivery.NewSender(),
 		Log:            e.log,
 		Tracer:         e.opts.Tracer,
+		Matched:        e.opts.Matched,
 		AckWait:        e.opts.AckWait,
 		AttemptTimeout: e.opts.AttemptTimeout,
 		DefaultTTL:     e.opts.DefaultTTL,

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
@@ -152,7 +154,18 @@ type Options struct {
 	// Registry receives the metrics; nil creates one. The global registry
 	// is never used.
 	Registry *prometheus.Registry
+	// Matched, when set, is told of each event a Trigger or Subscription
+	// matches as the route stage routes it; nil, the default, costs
+	// nothing.
+	Matched MatchObserver
+	// UI, when set, serves the live page at /ui and below (package
+	// runtime/ui): on the admin listener, or on the HTTP listener when
+	// there is none.
+	UI http.Handler
 }
+
+// MatchObserver is told of the events routed; see Options.Matched.
+type MatchObserver = pipeline.MatchObserver
 
 func (o *Options) setDefaults() error {
 	if o.Table == nil {

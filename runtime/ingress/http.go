@@ -70,6 +70,9 @@ type Config struct {
 	// Registry receives knc_ingress_rejected_total and is served at
 	// /metrics.
 	Registry *prometheus.Registry
+	// UI, when set, serves /ui and the paths below it where /status is
+	// served: never on the ingress listener with SeparateAdmin.
+	UI http.Handler
 }
 
 // Server is the HTTP listener of the runtime: the ingress of every Broker
@@ -216,12 +219,24 @@ func (s *Server) Stop(ctx context.Context) error {
 //	GET /readyz    200 once every route is programmed and the store takes events, 503 with the reason otherwise
 //	GET /status    {"items": [...]}, the Knative status of every object
 //	GET /metrics   Prometheus metrics
+//	GET /ui        the live page, with Config.UI
 //
-// With Config.SeparateAdmin, /status and /metrics answer 404 here and are
-// served by AdminHandler only.
+// With Config.SeparateAdmin, /status, /metrics and /ui answer 404 here and
+// are served by AdminHandler only.
 func (s *Server) Handler() http.Handler {
 	admin := s.AdminHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.UI != nil && isUIPath(r.URL.Path) {
+			// Not counted in flight: Stop would wait for the page's
+			// event stream, which never ends by itself. Stop closes its
+			// connection instead.
+			if s.cfg.SeparateAdmin {
+				writeText(w, http.StatusNotFound, "/ui is served on the admin listener only")
+				return
+			}
+			s.cfg.UI.ServeHTTP(w, r)
+			return
+		}
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		switch r.URL.Path {
@@ -258,10 +273,18 @@ func (s *Server) AdminHandler() http.Handler {
 		case "/metrics":
 			metricsHandler.ServeHTTP(w, r)
 		default:
+			if s.cfg.UI != nil && isUIPath(r.URL.Path) {
+				s.cfg.UI.ServeHTTP(w, r)
+				return
+			}
 			writeText(w, http.StatusNotFound, "not found: the admin listener serves /healthz, /readyz, /status and /metrics")
 		}
 	})
 }
+
+// isUIPath reports whether the page of Config.UI serves path. Brokers and
+// Channels are served under /brokers/ and /channels/, so none is hidden.
+func isUIPath(path string) bool { return path == "/ui" || strings.HasPrefix(path, "/ui/") }
 
 // ServeAdmin serves AdminHandler on ln, in plain HTTP, until Stop, and
 // returns its base URL. Call it before Serve.

@@ -42,6 +42,8 @@ type Processor struct {
 	log       *slog.Logger
 	// tracer is nil when tracing is off: nothing is prepared for spans.
 	tracer *tracing.Tracer
+	// matched is nil unless something watches the events routed.
+	matched MatchObserver
 
 	ackWait        time.Duration
 	attemptTimeout time.Duration
@@ -49,6 +51,16 @@ type Processor struct {
 }
 
 func (p *Processor) currentPlan() *Plan { return p.plan.Load() }
+
+// MatchObserver is told of the events routed, for the live page's recent
+// events (runtime/ui). Matched runs on the routing path: it must return
+// quickly and must not keep ev. An event routed again after a restart is
+// told again.
+type MatchObserver interface {
+	// Matched says that ev matched the Trigger or Subscription (kind)
+	// namespace/name.
+	Matched(kind, namespace, name string, ev *event.Event)
+}
 
 // ProcessorConfig is what a Processor reads and reaches.
 type ProcessorConfig struct {
@@ -62,6 +74,9 @@ type ProcessorConfig struct {
 	Log       *slog.Logger
 	// Tracer is nil when tracing is off.
 	Tracer *tracing.Tracer
+	// Matched, when set, is told of each event a Trigger or Subscription
+	// matches; nil costs nothing.
+	Matched MatchObserver
 
 	AckWait        time.Duration
 	AttemptTimeout time.Duration
@@ -78,6 +93,7 @@ func NewProcessor(c ProcessorConfig) *Processor {
 		send:           c.Sender,
 		log:            c.Log,
 		tracer:         c.Tracer,
+		matched:        c.Matched,
 		ackWait:        c.AckWait,
 		attemptTimeout: c.AttemptTimeout,
 		defaultTTL:     c.DefaultTTL,

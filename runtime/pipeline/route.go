@@ -105,6 +105,12 @@ func (r *routed) route(ev *event.Event, stored storedEvent, buf []int) {
 		stored.trace, span = r.p.startRoute(r.src, ev, stored.passThrough)
 	}
 	matched := r.src.match(ev, buf)
+	if obs := r.p.matched; obs != nil {
+		for _, idx := range matched {
+			t := r.src.targets[idx]
+			obs.Matched(t.kind, t.obj.Namespace, t.obj.Name, ev)
+		}
+	}
 	for _, idx := range matched {
 		r.add(ev, stored, idx)
 	}

@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,8 +183,66 @@ func TestExamples(t *testing.T) {
 						t.Errorf("POST %s: %d, want 202", path, code)
 					}
 				}
+				checkLivePage(t, rt, ns, knative(objs))
 			}
 		})
+	}
+}
+
+// checkLivePage reads the live page's state on the runtime's admin
+// listener: every object of namespace ns Ready, and each Broker and
+// Channel counting the one event it was sent. The ingress listener, which
+// the knc-ingress Service exposes, does not serve the page.
+func checkLivePage(t testing.TB, rt *rig.ClusterRuntime, ns string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	resp, err := http.Get(rt.URL + "/ui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /ui on the ingress listener: %d, want 404", resp.StatusCode)
+	}
+	type nodeState struct {
+		Ready  *struct{ Status string }
+		Counts struct{ Accepted int }
+	}
+	var state struct{ Nodes map[string]nodeState }
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(rt.AdminURL + "/ui/api/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&state)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pending []string
+		for _, o := range objs {
+			if o.GetNamespace() != ns {
+				continue
+			}
+			id := o.GetKind() + "/" + ns + "/" + o.GetName()
+			n, ok := state.Nodes[id]
+			switch {
+			case !ok:
+				pending = append(pending, id+" is not on the page")
+			case n.Ready == nil || n.Ready.Status != "True":
+				pending = append(pending, id+" is not Ready on the page")
+			case (o.GetKind() == "Broker" || o.GetKind() == "Channel") && n.Counts.Accepted != 1:
+				pending = append(pending, fmt.Sprintf("%s accepted %d, want 1", id, n.Counts.Accepted))
+			}
+		}
+		if len(pending) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the live page of %s: %v", ns, pending)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

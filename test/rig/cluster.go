@@ -58,13 +58,19 @@ func (m *MountedTable) Update(data []byte) error {
 // kubelet.
 type ClusterRuntime struct {
 	// URL is the ingress listener's base URL.
-	URL  string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan error
+	URL string
+	// AdminURL is the admin listener's: /status, /metrics and /ui.
+	AdminURL string
+	cmd      *exec.Cmd
+	logs     *syncBuffer
+	done     chan error
 }
 
 var clusterReadyLine = regexp.MustCompile(`knc: serving namespaces .* on (http://\S+)`)
+
+// clusterAdminLine is the line knc runtime prints next, naming its admin
+// listener.
+var clusterAdminLine = regexp.MustCompile(`live page at (http://\S+)/ui`)
 
 // StartClusterRuntime runs knc runtime (bin) for namespace ns with the
 // credentials of kubeconfig, reading its routing table from tablePath, and
@@ -99,6 +105,7 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 		t.Fatal(err)
 	}
 	urls := make(chan string, 1)
+	admins := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -107,6 +114,9 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 			fmt.Fprintln(r.logs, line)
 			if m := clusterReadyLine.FindStringSubmatch(line); m != nil {
 				urls <- m[1]
+			}
+			if m := clusterAdminLine.FindStringSubmatch(line); m != nil {
+				admins <- m[1]
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)
@@ -127,12 +137,15 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 			t.Logf("knc runtime logs:\n%s", r.logs.String())
 		}
 	})
-	select {
-	case r.URL = <-urls:
-	case err := <-r.done:
-		t.Fatalf("knc runtime exited before it was ready: %v\n%s", err, r.logs.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("knc runtime not ready within a minute:\n%s", r.logs.String())
+	for r.URL == "" || r.AdminURL == "" {
+		select {
+		case r.URL = <-urls:
+		case r.AdminURL = <-admins:
+		case err := <-r.done:
+			t.Fatalf("knc runtime exited before it was ready: %v\n%s", err, r.logs.String())
+		case <-time.After(time.Minute):
+			t.Fatalf("knc runtime not ready within a minute:\n%s", r.logs.String())
+		}
 	}
 	return r
 }

@@ -1,0 +1,326 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// findChromium returns a Chromium to drive. Without one it installs
+// Debian's package, when this user may; it skips only when Chromium
+// cannot be had at all, and says how to get it.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	aptGet, err := exec.LookPath("apt-get")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("no Chromium, and this user cannot install one: apt-get install chromium (Debian's package) runs the browser test")
+	}
+	out, err := exec.Command(aptGet, "install", "-y", "--no-install-recommends", "chromium").CombinedOutput()
+	if err != nil {
+		// The package lists may be stale or missing: refresh, then retry.
+		if more, uerr := exec.Command(aptGet, "update").CombinedOutput(); uerr == nil {
+			out, err = exec.Command(aptGet, "install", "-y", "--no-install-recommends", "chromium").CombinedOutput()
+		} else {
+			out = append(out, more...)
+		}
+	}
+	if err != nil {
+		t.Skipf("no Chromium, and apt-get install chromium failed (%v): install Debian's chromium package to run the browser test\n%s", err, out)
+	}
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skipf("chromium was installed but is not on PATH: %v", err)
+	}
+	return path
+}
+
+// browser starts a headless Chromium with a fresh profile, and nothing it
+// would fetch by itself.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(findChromium(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 40*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// localQuickstart compiles examples/quickstart as knc run --services-url
+// does, every Service at subscriber, and returns its table and the graph
+// knc graph makes of it.
+func localQuickstart(t *testing.T, subscriber string) (*routing.Table, *graph.Graph) {
+	return localExample(t, "quickstart", subscriber)
+}
+
+// localExample is localQuickstart for any example.
+func localExample(t *testing.T, name, subscriber string) (*routing.Table, *graph.Graph) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid() {
+		t.Fatal(res.Diagnostics)
+	}
+	set := res.Units[0].Set
+	table, diags := routes.CompileWith(set, res.Config, routes.Options{Address: func(r *model.KReference) (string, bool) {
+		return subscriber + "/" + r.Name, r.Kind == "Service"
+	}})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	return table, graph.Build(set, table)
+}
+
+// evaluate runs expr in the page and returns its value.
+func evaluate[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// cell is the text of a counter of a row of the page's table.
+func cell(id, field string) string {
+	return fmt.Sprintf(`document.querySelector('#routes tr[data-id=%q] [data-field=%q]').textContent`, id, field)
+}
+
+// TestBrowserShowsTheLivePage loads the page of the quickstart in
+// Chromium, sends events, and watches the counters of the page move to
+// the numbers of /metrics; a click on a Trigger shows its filter and the
+// events it matched. KNC_UPDATE=1 writes the screenshot of docs/ui.md.
+func TestBrowserShowsTheLivePage(t *testing.T) {
+	ctx := browser(t)
+	ok, _, received := subscribers(t)
+	table, drawn := localQuickstart(t, ok)
+	s := serve(t, table, setup{separateAdmin: true, recentEvents: 5, graph: drawn})
+
+	const broker = "Broker/quickstart/default"
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.admin+"/ui"),
+		chromedp.WaitVisible(`#graph g.knc-node[data-id="Trigger/quickstart/order-audit"]`),
+		chromedp.WaitVisible(`#routes tr[data-id="`+broker+`"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if before := evaluate[string](t, ctx, cell(broker, "accepted")); before != "0" {
+		t.Errorf("accepted before any event = %q, want 0", before)
+	}
+	if boxes := evaluate[int](t, ctx, `document.querySelectorAll('#graph g.knc-node').length`); boxes != 7 {
+		t.Errorf("%d boxes of the drawing are the page's nodes, want the Broker, 3 Triggers, the Channel and 2 Subscriptions", boxes)
+	}
+
+	const n = 12
+	send(t, s.url, "/brokers/quickstart/default", "com.example.order.created", n)
+	send(t, s.url, "/channels/quickstart/notifications", "com.example.notification", 3)
+	poll(t, "the deliveries", func() bool { return received.Load() == 2*n+2*3 })
+
+	// The page follows by itself, through /ui/events.
+	want := map[string]string{
+		cell(broker, "accepted"):                                 strconv.Itoa(n),
+		cell(broker, "delivered"):                                strconv.Itoa(2 * n),
+		cell("Trigger/quickstart/order-audit", "delivered"):      strconv.Itoa(n),
+		cell("Trigger/quickstart/large-order", "accepted"):       "0",
+		cell("Subscription/quickstart/sms", "delivered"):         "3",
+		cell("Channel/quickstart/notifications", "inFlight"):     "0",
+		cell("Trigger/quickstart/order-created", "deadLettered"): "0",
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for expr, w := range want {
+		for {
+			if got := evaluate[string](t, ctx, expr); got == w {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %q, want %q", expr, evaluate[string](t, ctx, expr), w)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	m := metricsText(t, s.admin)
+	accepted := evaluate[string](t, ctx, cell(broker, "accepted"))
+	if series := m[`knc_events_accepted_total{kind="broker",name="default",namespace="quickstart"}`]; strconv.FormatUint(series, 10) != accepted {
+		t.Errorf("the page shows %s accepted, /metrics %d", accepted, series)
+	}
+
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#graph g.knc-node[data-id="Trigger/quickstart/order-audit"]`),
+		chromedp.WaitVisible(`#details`),
+		chromedp.WaitVisible(`#recent-table tbody tr`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	detail := func(name string) string {
+		return evaluate[string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('#details-fields dt')].find(e => e.textContent === %q).nextElementSibling.textContent`, name))
+	}
+	filter, ready := detail("filter"), detail("Ready")
+	recent := evaluate[int](t, ctx, `document.querySelectorAll('#recent-table tbody tr').length`)
+	if filter != "type LIKE 'com.example.order.%'" {
+		t.Errorf("filter shown = %q", filter)
+	}
+	if ready != "True (Ready)" {
+		t.Errorf("Ready shown = %q, want True (Ready)", ready)
+	}
+	if recent != 5 {
+		t.Errorf("%d recent events shown, want the 5 kept", recent)
+	}
+
+	if os.Getenv("KNC_UPDATE") == "1" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join("..", "..", "docs", "images")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ui-quickstart.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countOverlaps is run in the page: the counts it writes under the boxes
+// of the drawing, each against every box and every text of the drawing,
+// in the user space of the drawing, which every node shares.
+const countOverlaps = `(() => {
+	const svg = document.querySelector('#graph svg');
+	const rect = (el) => { const b = el.getBBox(); return {x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height}; };
+	const meet = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+	const counts = [...svg.querySelectorAll('text.knc-count')].filter((t) => t.textContent !== '');
+	const others = [];
+	for (const g of svg.querySelectorAll('g.node')) {
+		for (const s of g.querySelectorAll('polygon, path, ellipse')) others.push({what: 'box of ' + g.id, r: rect(s)});
+	}
+	for (const t of svg.querySelectorAll('text:not(.knc-count)')) others.push({what: 'text ' + JSON.stringify(t.textContent), r: rect(t)});
+	const out = [];
+	counts.forEach((c, i) => {
+		const r = rect(c);
+		for (const o of others) if (meet(r, o.r)) out.push(JSON.stringify(c.textContent) + ' meets ' + o.what);
+		counts.forEach((d, j) => { if (j > i && meet(r, rect(d))) out.push(JSON.stringify(c.textContent) + ' meets ' + JSON.stringify(d.textContent)); });
+	});
+	return out;
+})()`
+
+// manyTriggers is a Broker with n Triggers, each filtered on a type of its
+// own, delivering to subscriber.
+func manyTriggers(n int, subscriber string) *routing.Table {
+	b := routing.Broker{Object: routing.Object{Namespace: "mesh", Name: "default"}, Path: routing.BrokerPath("mesh", "default")}
+	for i := range n {
+		name := fmt.Sprintf("t%03d", i)
+		b.Triggers = append(b.Triggers, routing.Trigger{
+			Object:     routing.Object{Namespace: "mesh", Name: name},
+			Attributes: map[string]string{"type": "type." + name},
+			Subscriber: routing.Destination{URI: subscriber + "/" + name},
+		})
+	}
+	return &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{b}}
+}
+
+// TestBrowserLoadsEveryTopology loads the page of every example and of a
+// Broker with 200 Triggers, and checks that each object the page lists
+// found its box in the drawing and its row in the table.
+func TestBrowserLoadsEveryTopology(t *testing.T) {
+	ctx := browser(t)
+	ok, _, received := subscribers(t)
+	type topology struct {
+		name  string
+		table *routing.Table
+		graph *graph.Graph
+	}
+	var tops []topology
+	// examples/plugin is left out: its Broker is of a class another
+	// plugin runs, so that knc run has nothing of it to serve.
+	for _, name := range []string{"quickstart", "multi-namespace", "policies"} {
+		table, g := localExample(t, name, ok)
+		tops = append(tops, topology{name, table, g})
+	}
+	tops = append(tops, topology{name: "200 Triggers", table: manyTriggers(200, ok)})
+	for _, top := range tops {
+		t.Run(top.name, func(t *testing.T) {
+			if len(top.table.Brokers) == 0 && len(top.table.Channels) == 0 {
+				t.Fatalf("%s serves nothing", top.name)
+			}
+			s := serve(t, top.table, setup{graph: top.graph})
+			_, b := get(t, s.url+"/ui/api/topology")
+			var listed struct{ Nodes []struct{ ID string } }
+			if err := json.Unmarshal(b, &listed); err != nil {
+				t.Fatal(err)
+			}
+			if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui"), chromedp.WaitVisible(`#routes tbody tr[data-id]`)); err != nil {
+				t.Fatal(err)
+			}
+			var missing []string
+			for _, n := range listed.Nodes {
+				found := evaluate[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#graph g.knc-node[data-id=%q]') && !!document.querySelector('#routes tr[data-id=%q]')`, n.ID, n.ID))
+				if !found {
+					missing = append(missing, n.ID)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("no box or row for %v", missing)
+			}
+			counted := evaluate[int](t, ctx, `[...document.querySelectorAll('#graph text.knc-count')].filter((t) => t.textContent !== '').length`)
+			if counted != len(listed.Nodes) {
+				t.Errorf("%d counts on the drawing, want one for each of the %d objects", counted, len(listed.Nodes))
+			}
+			if overlaps := evaluate[[]string](t, ctx, countOverlaps); len(overlaps) > 0 {
+				t.Errorf("the counts the page adds to the drawing overlap:\n%s", strings.Join(overlaps, "\n"))
+			}
+			if top.name != "200 Triggers" {
+				return
+			}
+			before := received.Load()
+			send(t, s.url, "/brokers/mesh/default", "type.t199", 3)
+			poll(t, "the deliveries", func() bool { return received.Load() == before+3 })
+			expr := cell("Trigger/mesh/t199", "delivered")
+			poll(t, "the page to count them", func() bool { return evaluate[string](t, ctx, expr) == "3" })
+			if got := evaluate[string](t, ctx, cell("Trigger/mesh/t000", "delivered")); got != "0" {
+				t.Errorf("t000 delivered %s, want 0", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,13 @@
+// Package ui serves the runtime's live page at /ui: the topology of the
+// routing table, drawn by compiler/graph as knc graph draws it, each
+// Broker's, Channel's, Trigger's and Subscription's Ready condition, and
+// their counters, sent again as server-sent events while they change.
+//
+// The page reads the runtime through Inputs only: the routing table, the
+// statuses /status serves, and the Prometheus gatherer /metrics serves, so
+// that its numbers are those of /metrics. Recent, opt-in, keeps the
+// attributes of the last events each route matched, never their data.
+//
+// Its script and style sheet are embedded: the page loads nothing from
+// elsewhere and works offline.
+package ui

@@ -1,0 +1,294 @@
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/runtime/status"
+)
+
+//go:embed static
+var static embed.FS
+
+// DefaultInterval is how often the event stream sends the counters.
+const DefaultInterval = time.Second
+
+// Inputs are what the page shows, read on each request: the runtime hands
+// over these functions rather than itself, so that the page depends on no
+// part of the engine.
+type Inputs struct {
+	// Table returns the routing table being served; nil while there is
+	// none.
+	Table func() *routing.Table
+	// Statuses returns the status of every object, as /status serves it.
+	Statuses func() []status.Object
+	// Gatherer is the registry /metrics serves.
+	Gatherer prometheus.Gatherer
+	// Recent, when set, keeps the last events each Trigger or
+	// Subscription matched; nil shows none.
+	Recent *Recent
+	// Interval is how often /ui/events sends the state; 0 means
+	// DefaultInterval.
+	Interval time.Duration
+	// Graph, when set, returns the graph knc graph makes of the project a
+	// table was compiled from, which names the objects the table holds
+	// only the addresses of; nil, or a nil result, draws the table alone.
+	Graph func(*routing.Table) *graph.Graph
+}
+
+// Handler serves the page:
+//
+//	GET /ui                the page
+//	GET /ui/static/…       its script and style sheet
+//	GET /ui/graph.svg      the topology, drawn as knc graph -o svg draws it
+//	GET /ui/api/topology   {"nodes": [...]}: every Broker, Channel, Trigger and Subscription
+//	GET /ui/api/state      {"nodes": {ID: {"ready": ..., "counts": ...}}}
+//	GET /ui/api/recent?id= the last events a route matched, when kept
+//	GET /ui/events         the state as server-sent events, every Interval
+type Handler struct {
+	in     Inputs
+	assets http.Handler
+
+	mu       sync.Mutex
+	drawnFor *routing.Table
+	drawing  *drawing
+}
+
+// drawing is a table's topology and its SVG, drawn once per table.
+type drawing struct {
+	top *topology
+	svg []byte
+	err error
+}
+
+// New returns the handler of the page.
+func New(in Inputs) *Handler {
+	if in.Interval <= 0 {
+		in.Interval = DefaultInterval
+	}
+	if in.Table == nil {
+		in.Table = func() *routing.Table { return nil }
+	}
+	if in.Statuses == nil {
+		in.Statuses = func() []status.Object { return nil }
+	}
+	if in.Gatherer == nil {
+		in.Gatherer = prometheus.NewRegistry()
+	}
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the embedded directory is part of the source
+	}
+	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub))}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The page loads nothing from elsewhere, and nothing may frame it.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	switch p := r.URL.Path; {
+	case p == "/ui" || p == "/ui/":
+		h.serveAsset(w, r, "index.html")
+	case strings.HasPrefix(p, "/ui/static/"):
+		h.assets.ServeHTTP(w, r)
+	case p == "/ui/graph.svg":
+		h.serveSVG(w)
+	case p == "/ui/api/topology":
+		d := h.current()
+		writeJSON(w, struct {
+			Nodes []Node `json:"nodes"`
+			// RecentEvents is how many events per route are kept, 0
+			// when none are.
+			RecentEvents int `json:"recentEvents"`
+		}{d.top.nodes, h.in.Recent.Size()})
+	case p == "/ui/api/state":
+		st, err := h.state()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, st)
+	case p == "/ui/api/recent":
+		h.serveRecent(w, r)
+	case p == "/ui/events":
+		h.serveEvents(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	b, err := static.ReadFile("static/" + name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b)
+}
+
+// current returns the drawing of the table being served, drawing it when
+// the table changed.
+func (h *Handler) current() *drawing {
+	t := h.in.Table()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.drawing != nil && h.drawnFor == t {
+		return h.drawing
+	}
+	var drawn *graph.Graph
+	if h.in.Graph != nil {
+		drawn = h.in.Graph(t)
+	}
+	d := &drawing{top: buildTopology(t, drawn)}
+	var buf bytes.Buffer
+	if d.err = graph.WriteSVG(&buf, d.top.graph); d.err == nil {
+		d.svg = buf.Bytes()
+	}
+	h.drawnFor, h.drawing = t, d
+	ids := make(map[string]bool, len(d.top.nodes))
+	for _, n := range d.top.nodes {
+		ids[n.ID] = true
+	}
+	h.in.Recent.Forget(func(id string) bool { return ids[id] })
+	return d
+}
+
+func (h *Handler) serveSVG(w http.ResponseWriter) {
+	d := h.current()
+	if d.err != nil {
+		http.Error(w, "drawing the topology: "+d.err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	_, _ = w.Write(d.svg)
+}
+
+// NodeState is what changes of a node while the table stays.
+type NodeState struct {
+	// Ready is the node's Ready condition; nil before the runtime
+	// reported one.
+	Ready  *status.Condition `json:"ready,omitempty"`
+	Counts Counts            `json:"counts"`
+}
+
+// State is every node's state at one moment.
+type State struct {
+	Time  time.Time             `json:"time"`
+	Nodes map[string]*NodeState `json:"nodes"`
+}
+
+func (h *Handler) state() (*State, error) {
+	d := h.current()
+	counts, err := readCounts(h.in.Gatherer)
+	if err != nil {
+		return nil, err
+	}
+	statuses := status.Redacted(h.in.Statuses())
+	st := &State{Time: time.Now().UTC(), Nodes: make(map[string]*NodeState, len(d.top.nodes))}
+	for _, n := range d.top.nodes {
+		ns := &NodeState{}
+		if c := counts[n.ID]; c != nil {
+			ns.Counts = *c
+		}
+		if o := status.Find(statuses, n.Kind, n.Namespace, n.Name); o != nil {
+			if c := o.ConditionOf(status.ConditionReady); c != nil {
+				cond := *c
+				ns.Ready = &cond
+			}
+		}
+		st.Nodes[n.ID] = ns
+	}
+	return st, nil
+}
+
+// serveEvents sends the state at once, then every Interval while it
+// changes, until the client goes away or the listener closes.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// The listener's write timeout bounds a response; a stream has none.
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	tick := time.NewTicker(h.in.Interval)
+	defer tick.Stop()
+	var last []byte
+	for {
+		st, err := h.state()
+		var data []byte
+		if err == nil {
+			data, err = json.Marshal(st.Nodes)
+		}
+		switch {
+		case err != nil:
+			_, err = fmt.Fprintf(w, "event: failure\ndata: %s\n\n", jsonString(err.Error()))
+		case !bytes.Equal(data, last):
+			// The table's drawing may have changed with the state: the
+			// page reloads its topology when the ids differ.
+			_, err = fmt.Fprintf(w, "event: state\ndata: %s\n\n", data)
+			last = data
+		default:
+			// A comment keeps proxies from closing an idle stream.
+			_, err = fmt.Fprint(w, ": idle\n\n")
+		}
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (h *Handler) serveRecent(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if h.in.Recent.Size() == 0 {
+		http.Error(w, "recent events are not kept: set runtime.ui.recentEvents in knc.yaml", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, struct {
+		Events []RecentEvent `json:"events"`
+	}{h.in.Recent.Events(id)})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,214 @@
+// The live page of knc's runtime: the topology drawn by the runtime, each
+// node's Ready condition, and its counters, which /ui/events sends again
+// whenever they change. Everything comes from the runtime itself.
+'use strict';
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+const COUNTS = ['accepted', 'delivered', 'retried', 'deadLettered', 'dropped', 'inFlight'];
+
+const page = {
+  nodes: [],
+  byId: new Map(),
+  recentEvents: 0,
+  selected: null,
+  state: {},
+  loading: null,
+};
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { cache: 'no-store' });
+  if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()));
+  return r.json();
+}
+
+// loadTopology fetches the nodes and the drawing, and builds the table.
+function loadTopology() {
+  if (!page.loading) {
+    page.loading = (async () => {
+      const [top, svg] = await Promise.all([
+        getJSON('/ui/api/topology'),
+        fetch('/ui/graph.svg', { cache: 'no-store' }).then(r => r.ok ? r.text() : Promise.reject(new Error('graph.svg: ' + r.status))),
+      ]);
+      page.nodes = top.nodes || [];
+      page.recentEvents = top.recentEvents || 0;
+      page.byId = new Map(page.nodes.map(n => [n.id, n]));
+      drawGraph(svg);
+      buildTable();
+      render();
+      if (page.selected && !page.byId.has(page.selected)) select(null);
+    })().finally(() => { page.loading = null; });
+  }
+  return page.loading;
+}
+
+// svgNode finds the box of a node in the drawing: by its ID, or by its
+// short name, as an element ID or a Graphviz <title>.
+function svgNode(svg, n) {
+  for (const key of [n.id, n.short]) {
+    const byId = svg.getElementById ? svg.getElementById(key) : null;
+    if (byId && byId.classList.contains('node')) return byId;
+  }
+  for (const g of svg.querySelectorAll('g.node')) {
+    const t = g.querySelector(':scope > title');
+    if (t && t.textContent === n.short) return g;
+  }
+  return null;
+}
+
+function drawGraph(text) {
+  const box = document.getElementById('graph');
+  const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+  const svg = doc.documentElement;
+  if (svg.nodeName !== 'svg') {
+    box.replaceChildren(el('p', { class: 'empty' }, 'The topology could not be drawn.'));
+    return;
+  }
+  const imported = document.importNode(svg, true);
+  box.replaceChildren(imported);
+  for (const n of page.nodes) {
+    const g = svgNode(imported, n);
+    if (!g) continue;
+    g.classList.add('knc-node');
+    g.dataset.id = n.id;
+    g.addEventListener('click', ev => { ev.preventDefault(); select(n.id); });
+    // The count goes under the box: Graphviz leaves room between ranks.
+    try {
+      const b = g.getBBox();
+      const t = document.createElementNS(SVGNS, 'text');
+      t.setAttribute('class', 'knc-count');
+      t.setAttribute('x', String(b.x + 2));
+      t.setAttribute('y', String(b.y + b.height + 10));
+      g.append(t);
+    } catch (e) { /* not laid out: no count on the drawing */ }
+  }
+}
+
+function buildTable() {
+  const body = document.querySelector('#routes tbody');
+  const rows = page.nodes.map(n => {
+    const isRoute = n.kind === 'Trigger' || n.kind === 'Subscription';
+    const tr = el('tr', { 'data-id': n.id, class: isRoute ? 'route' : 'source' },
+      el('td', { class: 'obj' }, el('span', { class: 'kind-label' }, n.kind), n.namespace + '/' + n.name),
+      el('td', {}, el('span', { class: 'ready', 'data-field': 'ready' }, '…'), el('div', { class: 'message', 'data-field': 'message' })),
+      ...COUNTS.map(c => el('td', { class: 'num', 'data-field': c }, '0')));
+    tr.addEventListener('click', () => select(n.id));
+    return tr;
+  });
+  if (rows.length === 0) {
+    rows.push(el('tr', {}, el('td', { colspan: String(2 + COUNTS.length), class: 'empty' }, 'No Broker or Channel is served.')));
+  }
+  body.replaceChildren(...rows);
+}
+
+function render() {
+  for (const n of page.nodes) {
+    const s = page.state[n.id] || { counts: {} };
+    const row = document.querySelector('#routes tr[data-id="' + CSS.escape(n.id) + '"]');
+    if (row) {
+      const ready = row.querySelector('[data-field="ready"]');
+      const status = s.ready ? s.ready.status : 'Unknown';
+      ready.textContent = s.ready ? (status === 'True' ? 'Ready' : status === 'False' ? 'Not ready' : 'Unknown') : '…';
+      ready.dataset.status = status;
+      row.querySelector('[data-field="message"]').textContent = s.ready && s.ready.status !== 'True' ? [s.ready.reason, s.ready.message].filter(Boolean).join(': ') : '';
+      for (const c of COUNTS) {
+        row.querySelector('[data-field="' + c + '"]').textContent = String(s.counts[c] || 0);
+      }
+      row.classList.toggle('selected', n.id === page.selected);
+    }
+    const g = document.querySelector('#graph g.knc-node[data-id="' + CSS.escape(n.id) + '"]');
+    if (g) {
+      for (const st of ['True', 'False', 'Unknown']) g.classList.toggle('knc-ready-' + st, (s.ready ? s.ready.status : 'Unknown') === st);
+      g.classList.toggle('knc-selected', n.id === page.selected);
+      const t = g.querySelector('text.knc-count');
+      if (t) {
+        const c = s.counts;
+        t.textContent = n.kind === 'Broker' || n.kind === 'Channel'
+          ? (c.accepted || 0) + ' accepted · ' + (c.inFlight || 0) + ' in flight'
+          : (c.delivered || 0) + ' delivered' + (c.deadLettered ? ' · ' + c.deadLettered + ' dead-lettered' : '');
+      }
+    }
+  }
+  if (page.selected) renderDetails();
+}
+
+function select(id) {
+  page.selected = id;
+  const aside = document.getElementById('details');
+  aside.hidden = !id;
+  render();
+  if (id) loadRecent();
+}
+
+function field(dl, name, value, code) {
+  if (value === undefined || value === null || value === '') return;
+  dl.append(el('dt', {}, name), el('dd', {}, code ? el('code', {}, value) : value));
+}
+
+function renderDetails() {
+  const n = page.byId.get(page.selected);
+  if (!n) return;
+  const s = page.state[n.id] || { counts: {} };
+  document.getElementById('details-title').textContent = n.kind + ' ' + n.namespace + '/' + n.name;
+  const dl = document.getElementById('details-fields');
+  dl.replaceChildren();
+  if (s.ready) {
+    field(dl, 'Ready', s.ready.status + (s.ready.reason ? ' (' + s.ready.reason + ')' : ''));
+    field(dl, 'message', s.ready.message);
+  }
+  if (n.kind === 'Trigger') field(dl, 'filter', n.filter || 'every event', !!n.filter);
+  field(dl, 'subscriber', n.subscriber, true);
+  field(dl, 'path', n.path, true);
+  for (const c of COUNTS) field(dl, c, String(s.counts[c] || 0));
+}
+
+async function loadRecent() {
+  const n = page.byId.get(page.selected);
+  const box = document.getElementById('recent');
+  const note = document.getElementById('recent-note');
+  const body = document.querySelector('#recent-table tbody');
+  if (!n || (n.kind !== 'Trigger' && n.kind !== 'Subscription')) { box.hidden = true; return; }
+  box.hidden = false;
+  body.replaceChildren();
+  if (page.recentEvents === 0) {
+    note.textContent = 'Recent events are not kept. Set runtime.ui.recentEvents in knc.yaml to keep the attributes (never the data) of the last events each route matched.';
+    document.getElementById('recent-table').hidden = true;
+    return;
+  }
+  document.getElementById('recent-table').hidden = false;
+  const r = await getJSON('/ui/api/recent?id=' + encodeURIComponent(n.id));
+  if (page.selected !== n.id) return;
+  note.textContent = 'The last ' + page.recentEvents + ' at most, newest first; attributes only.';
+  body.replaceChildren(...r.events.map(e => el('tr', {},
+    el('td', {}, new Date(e.time).toLocaleTimeString()),
+    el('td', {}, ...Object.entries(e.attributes).sort().map(([k, v]) => el('code', {}, k + ': ' + v))))));
+}
+
+function connect() {
+  const conn = document.getElementById('connection');
+  const es = new EventSource('/ui/events');
+  es.addEventListener('open', () => { conn.dataset.state = 'live'; conn.textContent = 'live'; });
+  es.addEventListener('error', () => { conn.dataset.state = 'lost'; conn.textContent = 'reconnecting'; });
+  es.addEventListener('state', async ev => {
+    page.state = JSON.parse(ev.data);
+    document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    const ids = Object.keys(page.state);
+    // Another table is served: draw it again.
+    if (ids.length !== page.nodes.length || ids.some(id => !page.byId.has(id))) await loadTopology();
+    render();
+    if (page.selected && page.recentEvents > 0) loadRecent();
+  });
+}
+
+document.getElementById('close').addEventListener('click', () => select(null));
+loadTopology().catch(e => {
+  document.getElementById('graph').replaceChildren(el('p', { class: 'empty' }, String(e)));
+}).finally(connect);

@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/xml"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/runtime/routing"
+)
+
+// exampleTable compiles an example of the repository into its routing
+// table and its graph as knc graph builds it from the project.
+func exampleTable(t *testing.T, name string) (*routing.Table, *graph.Graph) {
+	return compileExample(t, name, nil)
+}
+
+// compileExample is exampleTable with the references address resolves
+// taken as resolved there, as knc run --services-url takes them.
+func compileExample(t *testing.T, name string, address func(*model.KReference) (string, bool)) (*routing.Table, *graph.Graph) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid() {
+		t.Fatalf("%s is invalid:\n%v", name, res.Diagnostics)
+	}
+	if len(res.Units) != 1 {
+		t.Fatalf("%s has %d units, want 1", name, len(res.Units))
+	}
+	u := res.Units[0]
+	table, diags := routes.CompileWith(u.Set, res.Config, routes.Options{Address: address})
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	return table, graph.Build(u.Set, table)
+}
+
+// TestTopologyDrawsAsKncGraph checks that the page's graph, built from
+// the routing table alone, is drawn as knc graph draws the project the
+// table was compiled from, but for what the table does not hold: the
+// class of a Channel.
+func TestTopologyDrawsAsKncGraph(t *testing.T) {
+	for _, name := range []string{"quickstart", "multi-namespace"} {
+		t.Run(name, func(t *testing.T) {
+			table, want := exampleTable(t, name)
+			for _, ns := range want.Namespaces {
+				for _, s := range ns.Sources {
+					if s.Kind == graph.KindChannel {
+						s.Class = ""
+					}
+				}
+			}
+			var wantDOT, gotDOT bytes.Buffer
+			if err := graph.WriteDOT(&wantDOT, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := graph.WriteDOT(&gotDOT, buildTopology(table, nil).graph); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantDOT.String(), gotDOT.String()); diff != "" {
+				t.Errorf("DOT (-knc graph +page):\n%s", diff)
+			}
+		})
+	}
+}
+
+// svgNode is a node box of a rendered SVG: its id, its <title> and its
+// texts.
+type svgNode struct {
+	ID    string   `xml:"id,attr"`
+	Class string   `xml:"class,attr"`
+	Title string   `xml:"title"`
+	Texts []string `xml:"text"`
+	Inner []struct {
+		Texts []string `xml:"text"`
+		A     []struct {
+			Texts []string `xml:"text"`
+		} `xml:"a"`
+	} `xml:"g"`
+}
+
+// svgNodes reads the node boxes of an SVG, wherever they are nested.
+func svgNodes(t *testing.T, svg []byte) []svgNode {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var nodes []svgNode
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != "g" {
+			continue
+		}
+		for _, a := range se.Attr {
+			if a.Name.Local == "class" && strings.Fields(a.Value)[0] == "node" {
+				var n svgNode
+				if err := dec.DecodeElement(&n, &se); err != nil {
+					t.Fatal(err)
+				}
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	return nodes
+}
+
+// TestNodesFindTheirBoxes checks that every node the page lists names a
+// box of the drawing, by ID or short name as the page's script looks it
+// up, that shows the node's name.
+func TestNodesFindTheirBoxes(t *testing.T) {
+	table, _ := exampleTable(t, "quickstart")
+	t.Run("table", func(t *testing.T) { checkBoxes(t, buildTopology(table, nil)) })
+	// As knc run --services-url compiles it: every Service at one local
+	// address, which the project's graph names.
+	local, drawn := compileExample(t, "quickstart", func(r *model.KReference) (string, bool) {
+		return "http://127.0.0.1:9090/", r.Kind == "Service"
+	})
+	top := buildTopology(local, drawn)
+	if top.graph != drawn {
+		t.Error("the project's graph is not the one drawn")
+	}
+	t.Run("project", func(t *testing.T) { checkBoxes(t, top) })
+}
+
+func checkBoxes(t *testing.T, top *topology) {
+	var svg bytes.Buffer
+	if err := graph.WriteSVG(&svg, top.graph); err != nil {
+		t.Fatal(err)
+	}
+	boxes := svgNodes(t, svg.Bytes())
+	if len(boxes) == 0 {
+		t.Fatalf("no node boxes in\n%s", svg.String())
+	}
+	if len(top.nodes) != 7 {
+		t.Errorf("%d nodes, want the Broker, its 3 Triggers, the Channel and its 2 Subscriptions", len(top.nodes))
+	}
+	for _, n := range top.nodes {
+		var found *svgNode
+		for i, b := range boxes {
+			if b.ID == n.ID || b.ID == n.Short || b.Title == n.Short {
+				found = &boxes[i]
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf("no box for %s (%s)", n.ID, n.Short)
+			continue
+		}
+		texts := append([]string(nil), found.Texts...)
+		for _, g := range found.Inner {
+			texts = append(texts, g.Texts...)
+			for _, a := range g.A {
+				texts = append(texts, a.Texts...)
+			}
+		}
+		if !contains(texts, n.Name) {
+			t.Errorf("the box of %s shows %q, not its name", n.ID, texts)
+		}
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTopologyOfTriggers(t *testing.T) {
+	table, _ := exampleTable(t, "quickstart")
+	got := map[string]Node{}
+	for _, n := range buildTopology(table, nil).nodes {
+		n.Short = ""
+		got[n.ID] = n
+	}
+	want := map[string]Node{
+		"Broker/quickstart/default": {ID: "Broker/quickstart/default", Kind: "Broker", Namespace: "quickstart", Name: "default", Path: "/brokers/quickstart/default"},
+		"Trigger/quickstart/order-audit": {
+			ID: "Trigger/quickstart/order-audit", Kind: "Trigger", Namespace: "quickstart", Name: "order-audit",
+			Source: "Broker/quickstart/default", Filter: "type LIKE 'com.example.order.%'", Subscriber: "http://audit-log.quickstart.svc.cluster.local/",
+		},
+		"Subscription/quickstart/sms": {
+			ID: "Subscription/quickstart/sms", Kind: "Subscription", Namespace: "quickstart", Name: "sms",
+			Source: "Channel/quickstart/notifications", Subscriber: "http://sms-gateway.quickstart.svc.cluster.local/",
+		},
+	}
+	for id, w := range want {
+		if diff := cmp.Diff(w, got[id]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", id, diff)
+		}
+	}
+}
+
+func TestEmptyTable(t *testing.T) {
+	top := buildTopology(nil, nil)
+	if len(top.nodes) != 0 {
+		t.Errorf("nodes = %v, want none", top.nodes)
+	}
+	var svg bytes.Buffer
+	if err := graph.WriteSVG(&svg, top.graph); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg.Bytes(), []byte("<svg")) {
+		t.Errorf("no drawing of an empty table:\n%s", svg.String())
+	}
+}
