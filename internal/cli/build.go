@@ -92,10 +92,18 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 			if !res.Valid() {
 				return silentExit(exitFailed)
 			}
-			if res, err = singleUnit(res, "build"); err != nil {
+			units := []unitOutput{{set: res.Set}}
+			if output == "" {
+				// One stream of several units would apply each unit's
+				// objects over the others'.
+				if res, err = singleUnit(res, "build"); err != nil {
+					return err
+				}
+				units[0].set = res.Set
+			} else if units, err = outputUnits(res, args, "build", &flags); err != nil {
 				return err
 			}
-			out, diags, err := render.Render(res.Set, res.Config, render.Options{
+			out, diags, err := renderUnits(units, res, render.Options{
 				Image:     image,
 				Version:   version.Get(),
 				Root:      projectRoot(res, args),
@@ -105,16 +113,10 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 				return loadFailure(err)
 			}
 			if len(diags) > 0 {
-				if wd, err := os.Getwd(); err == nil {
-					diags = diags.Relative(wd)
-				}
-				printDiagnostics(cmd.ErrOrStderr(), diags.Sorted())
+				printDiagnostics(cmd.ErrOrStderr(), diags)
 				return silentExit(exitFailed)
 			}
 			if warnings := out.Warnings; len(warnings) > 0 {
-				if wd, err := os.Getwd(); err == nil {
-					warnings = warnings.Relative(wd)
-				}
 				if flags.strict {
 					warnings = warnings.Strict()
 				}

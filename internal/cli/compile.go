@@ -100,6 +100,10 @@ func singleUnit(res *compiler.Result, command string) (*compiler.Result, error) 
 			example = u.Kustomization
 		}
 	}
-	return nil, usageError("the paths hold %d deploy units, each deployed on its own: %s; %s one at a time, such as knc %s %s",
-		len(withKnative), strings.Join(names, ", "), command, command, example)
+	more := ""
+	if command == "build" {
+		more = ", or write each into a subdirectory of its own with -o DIR"
+	}
+	return nil, usageError("the paths hold %d deploy units, each deployed on its own: %s; %s one at a time, such as knc %s %s%s",
+		len(withKnative), strings.Join(names, ", "), command, command, example, more)
 }

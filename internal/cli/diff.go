@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -205,9 +209,33 @@ func runDiffBase(cmd *cobra.Command, f *diffFlags, args []string) error {
 
 // againstReport is the JSON form of --against.
 type againstReport struct {
-	Directory string          `json:"directory"`
-	UpToDate  bool            `json:"upToDate"`
-	Files     []diff.FileDiff `json:"files"`
+	Directory string        `json:"directory"`
+	UpToDate  bool          `json:"upToDate"`
+	Files     []againstFile `json:"files"`
+	// Units, with several deploy units, says how each unit's subdirectory
+	// compares with its build.
+	Units []againstUnit `json:"units,omitempty"`
+	// Stale lists the subdirectories, relative to Directory, that hold the
+	// build of a deploy unit the paths no longer have.
+	Stale []string `json:"stale,omitempty"`
+}
+
+// againstFile is a file that differs, with the deploy unit it belongs to
+// when there are several ("" for a file of no unit's subdirectory).
+type againstFile struct {
+	diff.FileDiff
+	Unit string `json:"unit,omitempty"`
+}
+
+// againstUnit is one deploy unit of several, and its subdirectory.
+type againstUnit struct {
+	Unit      string `json:"unit"`
+	Directory string `json:"directory"`
+	UpToDate  bool   `json:"upToDate"`
+	// Missing is set when the subdirectory does not exist.
+	Missing bool `json:"missing"`
+
+	files int
 }
 
 func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
@@ -221,19 +249,17 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 		printDiagnostics(stderr, res.Diagnostics)
 		return silentExit(exitTrouble)
 	}
-	if res, err = singleUnit(res, "diff"); err != nil {
+	units, err := outputUnits(res, args, "diff", &f.load)
+	if err != nil {
 		return err
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args), CUELimits: f.load.cue.limits})
+	out, diags, err := renderUnits(units, res, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args), CUELimits: f.load.cue.limits})
 	if err != nil {
 		return loadFailure(err)
 	}
 	if len(diags) > 0 {
-		if wd, err := os.Getwd(); err == nil {
-			diags = diags.Relative(wd)
-		}
 		fmt.Fprintln(stderr, "knc: the manifests do not build:")
-		printDiagnostics(stderr, diags.Sorted())
+		printDiagnostics(stderr, diags)
 		return silentExit(exitTrouble)
 	}
 	built := make(map[string][]byte, len(out.Files))
@@ -247,10 +273,7 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
 	}
-	rep := againstReport{Directory: f.against, UpToDate: len(files) == 0, Files: files}
-	if rep.Files == nil {
-		rep.Files = []diff.FileDiff{}
-	}
+	rep := compareUnits(f.against, units, files)
 	switch f.output {
 	case "json":
 		err = writeJSON(stdout, rep)
@@ -273,11 +296,46 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	return nil
 }
 
+// compareUnits sorts the files that differ into the units whose
+// subdirectories hold them. A file in no unit's subdirectory is left over
+// from a unit that is gone; the directory holding its kustomization.yaml is
+// reported as stale.
+func compareUnits(dir string, units []unitOutput, files []diff.FileDiff) againstReport {
+	rep := againstReport{Directory: dir, UpToDate: len(files) == 0, Files: []againstFile{}}
+	several := len(units) > 1 || len(units) == 1 && units[0].dir != ""
+	byDir := map[string]*againstUnit{}
+	if several {
+		for _, u := range units {
+			_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(u.dir)))
+			rep.Units = append(rep.Units, againstUnit{Unit: u.name, Directory: u.dir, UpToDate: true, Missing: errors.Is(err, fs.ErrNotExist)})
+		}
+		for i := range rep.Units {
+			byDir[rep.Units[i].Directory] = &rep.Units[i]
+		}
+	}
+	stale := map[string]bool{}
+	for _, file := range files {
+		af := againstFile{FileDiff: file}
+		if several {
+			if u := unitOf(units, file.Path); u != nil {
+				af.Unit = u.name
+				byDir[u.dir].UpToDate = false
+				byDir[u.dir].files++
+			} else if path.Base(file.Path) == "kustomization.yaml" {
+				stale[path.Dir(file.Path)] = true
+			}
+		}
+		rep.Files = append(rep.Files, af)
+	}
+	rep.Stale = slices.Sorted(maps.Keys(stale))
+	return rep
+}
+
 // againstSummary counts the files by change: "2 files differ: 1 changed, 1
 // missing".
-func againstSummary(rep againstReport) string {
+func againstSummary(dir string, files []againstFile) string {
 	var changed, added, removed int
-	for _, file := range rep.Files {
+	for _, file := range files {
 		switch file.Change {
 		case diff.Added:
 			added++
@@ -292,16 +350,34 @@ func againstSummary(rep againstReport) string {
 		parts = append(parts, fmt.Sprintf("%d changed", changed))
 	}
 	if added > 0 {
-		parts = append(parts, fmt.Sprintf("%d missing from %s", added, rep.Directory))
+		parts = append(parts, fmt.Sprintf("%d missing from %s", added, dir))
 	}
 	if removed > 0 {
 		parts = append(parts, fmt.Sprintf("%d no longer built", removed))
 	}
 	n := "1 file differs"
-	if len(rep.Files) != 1 {
-		n = fmt.Sprintf("%d files differ", len(rep.Files))
+	if len(files) != 1 {
+		n = fmt.Sprintf("%d files differ", len(files))
 	}
 	return n + ": " + strings.Join(parts, ", ")
+}
+
+// unitFiles are the files of rep that belong to unit ("" for those of no
+// unit).
+func unitFiles(rep againstReport, unit string) []againstFile {
+	var out []againstFile
+	for _, file := range rep.Files {
+		if file.Unit == unit {
+			out = append(out, file)
+		}
+	}
+	return out
+}
+
+// staleLabel names a stale subdirectory: the output directory itself when
+// it holds the build of a single unit and the paths now hold several.
+func staleLabel(rep againstReport, dir string) string {
+	return path.Join(filepath.ToSlash(rep.Directory), dir)
 }
 
 func writeAgainstText(w io.Writer, rep againstReport, colour bool) error {
@@ -310,20 +386,64 @@ func writeAgainstText(w io.Writer, rep againstReport, colour bool) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s is not the build of the manifests; %s.\n", rep.Directory, againstSummary(rep))
-	for _, file := range rep.Files {
-		d := file.Diff
-		if d == "" {
-			// An empty file the directory lacks, or has and should not.
-			d = fmt.Sprintf("%s %s: empty file\n", file.Change, file.Path)
+	fmt.Fprintf(&b, "%s is not the build of the manifests; %s.\n", rep.Directory, againstSummary(rep.Directory, rep.Files))
+	writeDiffs := func(files []againstFile) {
+		for _, file := range files {
+			d := file.Diff
+			if d == "" {
+				// An empty file the directory lacks, or has and should not.
+				d = fmt.Sprintf("%s %s: empty file\n", file.Change, file.Path)
+			}
+			if colour {
+				d = diff.ColorUnified(d)
+			}
+			b.WriteString(d)
 		}
-		if colour {
-			d = diff.ColorUnified(d)
+	}
+	if len(rep.Units) == 0 {
+		writeDiffs(rep.Files)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	for _, u := range rep.Units {
+		sub := staleLabel(rep, u.Directory)
+		switch {
+		case u.UpToDate:
+			fmt.Fprintf(&b, "\n%s, in %s: up to date.\n", u.Unit, sub)
+		case u.Missing:
+			// Every file would be an added one: the diffs say nothing more.
+			fmt.Fprintf(&b, "\n%s, in %s: missing; %s has no build of this unit.\n", u.Unit, sub, rep.Directory)
+		default:
+			files := unitFiles(rep, u.Unit)
+			fmt.Fprintf(&b, "\n%s, in %s: %s.\n", u.Unit, sub, againstSummary(sub, files))
+			writeDiffs(files)
 		}
-		b.WriteString(d)
+	}
+	for _, dir := range rep.Stale {
+		fmt.Fprintf(&b, "\n%s: stale; it holds the build of a deploy unit the manifests no longer have, and the next build removes it.\n", staleLabel(rep, dir))
+	}
+	var outside []againstFile
+	for _, file := range unitFiles(rep, "") {
+		if !inStale(rep.Stale, file.Path) {
+			outside = append(outside, file)
+		}
+	}
+	if len(outside) > 0 {
+		fmt.Fprintf(&b, "\nOutside every deploy unit's directory: %s.\n", againstSummary(rep.Directory, outside))
+		writeDiffs(outside)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// inStale reports whether file is in one of the stale directories.
+func inStale(stale []string, file string) bool {
+	for _, dir := range stale {
+		if dir == "." || strings.HasPrefix(file, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func writeAgainstMarkdown(w io.Writer, rep againstReport) error {
@@ -334,7 +454,27 @@ func writeAgainstMarkdown(w io.Writer, rep againstReport) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "### `%s` is not the build of the manifests\n\n%s. Run `knc build -o %s` and commit the result.\n\n", rep.Directory, againstSummary(rep), rep.Directory)
+	fmt.Fprintf(&b, "### `%s` is not the build of the manifests\n\n%s. Run `knc build -o %s` and commit the result.\n\n", rep.Directory, againstSummary(rep.Directory, rep.Files), rep.Directory)
+	if len(rep.Units) > 0 {
+		b.WriteString("| deploy unit | directory | state |\n|:--|:--|:--|\n")
+		for _, u := range rep.Units {
+			state := "up to date"
+			switch {
+			case u.Missing:
+				state = "missing"
+			case !u.UpToDate:
+				state = fmt.Sprintf("%d files differ", u.files)
+				if u.files == 1 {
+					state = "1 file differs"
+				}
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", u.Unit, staleLabel(rep, u.Directory), state)
+		}
+		for _, dir := range rep.Stale {
+			fmt.Fprintf(&b, "| (none any more) | `%s` | stale |\n", staleLabel(rep, dir))
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("| file | change |\n|:--|:--|\n")
 	for _, file := range rep.Files {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", file.Path, file.Change)

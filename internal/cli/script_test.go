@@ -44,6 +44,7 @@ func TestScript(t *testing.T) {
 			"fixture":    cmdFixture,
 			"actionstep": cmdActionStep,
 			"precommit":  cmdPreCommit,
+			"kustomize":  cmdKustomize,
 			"waitfor":    cmdWaitFor,
 			"httpget":    cmdHTTPGet,
 			// script_otlp_test.go
