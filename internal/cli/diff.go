@@ -327,7 +327,13 @@ func compareUnits(dir string, units []unitOutput, files []diff.FileDiff) against
 		}
 		rep.Files = append(rep.Files, af)
 	}
-	rep.Stale = slices.Sorted(maps.Keys(stale))
+	// A unit's build has kustomizations below its own; the stale directory
+	// is the topmost.
+	for _, dir := range slices.Sorted(maps.Keys(stale)) {
+		if !inStale(rep.Stale, dir) {
+			rep.Stale = append(rep.Stale, dir)
+		}
+	}
 	return rep
 }
 
@@ -436,7 +442,8 @@ func writeAgainstText(w io.Writer, rep againstReport, colour bool) error {
 	return err
 }
 
-// inStale reports whether file is in one of the stale directories.
+// inStale reports whether file (or directory) is in one of the stale
+// directories.
 func inStale(stale []string, file string) bool {
 	for _, dir := range stale {
 		if dir == "." || strings.HasPrefix(file, dir+"/") {
