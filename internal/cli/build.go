@@ -51,9 +51,15 @@ unless a directory of that name exists: write -o ./yaml to mean one.
 A kustomization (a directory with kustomization.yaml, kustomization.yml or
 Kustomization) is rendered as Flux renders it, and what it renders is
 built. Each kustomization that no other includes is a deploy unit, and so
-are the plain files outside every kustomization; build builds one unit,
-so give it the overlay to build. PATH - reads a YAML stream from standard
-input.
+are the plain files outside every kustomization. When the paths hold
+several units with Knative objects, -o DIR writes each into a subdirectory
+named after its kustomization's directory, relative to the current
+directory (DIR/apps/staging; the plain files go to DIR/_plain), each a
+complete kustomize directory for a Flux Kustomization or an Argo CD
+Application of its own; units with no Knative object are not built (-v
+lists them). With one such unit the layout above is unchanged. Without
+-o, several units are refused: give the overlay to build. PATH - reads a
+YAML stream from standard input.
 
 Project plugins in CUE (.knc/plugins) render the Brokers and Channels of
 their class. Each CUE evaluation, of a .cue manifest, a plugin or the
@@ -74,6 +80,9 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 
   # Build one overlay of a kustomize layout.
   knc build apps/production -o deploy/production
+
+  # Build every overlay, each into deploy/<overlay directory>.
+  knc build . -o deploy
 
   # Build what another tool renders.
   kustomize build apps/production | knc build - -o deploy/production

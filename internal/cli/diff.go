@@ -69,6 +69,9 @@ holds the base commit; when it does not, diff says how to fetch it.
 With --against DIR it builds the manifests in memory, as 'knc build' would,
 and compares the result with DIR, a committed build output, printing a
 unified diff per file: the check that nobody forgot to run knc build.
+With several deploy units, each is compared with its subdirectory of DIR,
+as knc build -o DIR writes them, and named; a unit missing from DIR, and a
+subdirectory left from a unit that is gone, are differences too.
 
 Formats (-o): text (coloured on a terminal; see --color), json, and
 markdown, for a pull-request comment.

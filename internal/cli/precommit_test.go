@@ -243,7 +243,15 @@ func TestPreCommitInstall(t *testing.T) {
 	hookEnv := append(slices.DeleteFunc(slices.Clone(os.Environ()), func(kv string) bool {
 		return strings.HasPrefix(kv, "PATH=")
 	}), "PATH="+bin)
-	for _, id := range []string{"knc-validate", "knc-test"} {
+	// knc-build-check compares with the committed build, each deploy unit
+	// in its subdirectory of deploy.
+	build := exec.Command(filepath.Join(bin, "knc"), "build", ".", "-o", "deploy")
+	build.Dir = repo
+	build.Env = hookEnv
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("knc build . -o deploy: %v\n%s", err, out)
+	}
+	for _, id := range []string{"knc-validate", "knc-build-check", "knc-test"} {
 		hook, err := findHook(id)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
