@@ -135,6 +135,9 @@ func renderUnits(units []unitOutput, res *compiler.Result, opts render.Options) 
 	}
 	merged := &render.Output{}
 	var diags diag.List
+	// A unit's subdirectory inside another's, such as apps and apps/crds,
+	// can put two files at one path.
+	wrote := map[string]string{}
 	for _, u := range units {
 		out, d, err := render.Render(u.set, res.Config, opts)
 		if err != nil {
@@ -146,7 +149,12 @@ func renderUnits(units []unitOutput, res *compiler.Result, opts render.Options) 
 		}
 		merged.Warnings = append(merged.Warnings, out.Warnings...)
 		for _, f := range out.Files {
-			merged.Files = append(merged.Files, render.File{Path: path.Join(u.dir, f.Path), Data: f.Data})
+			p := path.Join(u.dir, f.Path)
+			if other, ok := wrote[p]; ok {
+				return nil, nil, fmt.Errorf("%s and %s would both write %s, as their subdirectories nest; build them one at a time, each with its own -o DIR", other, u.name, p)
+			}
+			wrote[p] = u.name
+			merged.Files = append(merged.Files, render.File{Path: p, Data: f.Data})
 		}
 	}
 	if len(diags) > 0 {
