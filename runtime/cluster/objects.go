@@ -45,20 +45,20 @@ var kinds = []struct {
 	{knative.KindSubscription, SubscriptionsResource},
 }
 
-// Object is the partial schema of the four kinds that the runtime writes:
+// LiveObject is the partial schema of the four kinds that the runtime writes:
 // metadata, to name the object and read its generation, and the status
 // fields knc reports. It has no spec, so a patch computed from two Objects
 // can only touch the status.
-type Object struct {
+type LiveObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Status            Status `json:"status"`
+	Status            LiveStatus `json:"status"`
 }
 
-// Status holds the status fields of all four kinds; each kind sets its own.
-type Status struct {
-	ObservedGeneration int64       `json:"observedGeneration,omitempty"`
-	Conditions         []Condition `json:"conditions,omitempty"`
+// LiveStatus holds the status fields of all four kinds; each kind sets its own.
+type LiveStatus struct {
+	ObservedGeneration int64           `json:"observedGeneration,omitempty"`
+	Conditions         []LiveCondition `json:"conditions,omitempty"`
 	// Address is set for Brokers and Channels.
 	Address *Addressable `json:"address,omitempty"`
 	// SubscriberURI is set for Triggers.
@@ -71,8 +71,8 @@ type Status struct {
 	Channel     *KReference               `json:"channel,omitempty"`
 }
 
-// Condition is Knative's apis.Condition.
-type Condition struct {
+// LiveCondition is Knative's apis.Condition, as the API server holds it.
+type LiveCondition struct {
 	Type     string `json:"type"`
 	Status   string `json:"status"`
 	Severity string `json:"severity,omitempty"`
@@ -102,20 +102,20 @@ type KReference struct {
 type (
 	// Broker is the partial schema of eventing.knative.dev/v1 Broker.
 	Broker struct {
-		Object `json:",inline"`
+		LiveObject `json:",inline"`
 	}
 	// Trigger is the partial schema of eventing.knative.dev/v1 Trigger.
 	Trigger struct {
-		Object `json:",inline"`
+		LiveObject `json:",inline"`
 	}
 	// Channel is the partial schema of messaging.knative.dev/v1 Channel.
 	Channel struct {
-		Object `json:",inline"`
+		LiveObject `json:",inline"`
 	}
 	// Subscription is the partial schema of messaging.knative.dev/v1
 	// Subscription.
 	Subscription struct {
-		Object `json:",inline"`
+		LiveObject `json:",inline"`
 	}
 )
 
@@ -132,26 +132,26 @@ func Scheme() *runtime.Scheme {
 }
 
 // newTyped returns an empty object of kind.
-func newTyped(kind string) (client.Object, *Object, error) {
+func newTyped(kind string) (client.Object, *LiveObject, error) {
 	switch kind {
 	case knative.KindBroker:
 		o := &Broker{}
-		return o, &o.Object, nil
+		return o, &o.LiveObject, nil
 	case knative.KindTrigger:
 		o := &Trigger{}
-		return o, &o.Object, nil
+		return o, &o.LiveObject, nil
 	case knative.KindChannel:
 		o := &Channel{}
-		return o, &o.Object, nil
+		return o, &o.LiveObject, nil
 	case knative.KindSubscription:
 		o := &Subscription{}
-		return o, &o.Object, nil
+		return o, &o.LiveObject, nil
 	}
 	return nil, nil, fmt.Errorf("unknown kind %q", kind)
 }
 
 // fromUnstructured converts a live object to its typed partial schema.
-func fromUnstructured(kind string, u *unstructured.Unstructured) (client.Object, *Object, error) {
+func fromUnstructured(kind string, u *unstructured.Unstructured) (client.Object, *LiveObject, error) {
 	typed, obj, err := newTyped(kind)
 	if err != nil {
 		return nil, nil, err
@@ -163,16 +163,16 @@ func fromUnstructured(kind string, u *unstructured.Unstructured) (client.Object,
 }
 
 // DeepCopyInto copies o into out.
-func (o *Object) DeepCopyInto(out *Object) {
+func (o *LiveObject) DeepCopyInto(out *LiveObject) {
 	out.TypeMeta = o.TypeMeta
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	o.Status.DeepCopyInto(&out.Status)
 }
 
 // DeepCopyInto copies s into out.
-func (s *Status) DeepCopyInto(out *Status) {
+func (s *LiveStatus) DeepCopyInto(out *LiveStatus) {
 	*out = *s
-	out.Conditions = append([]Condition(nil), s.Conditions...)
+	out.Conditions = append([]LiveCondition(nil), s.Conditions...)
 	out.Subscribers = append([]status.SubscriberStatus(nil), s.Subscribers...)
 	if s.Address != nil {
 		a := *s.Address
@@ -191,34 +191,34 @@ func (s *Status) DeepCopyInto(out *Status) {
 // DeepCopyObject implements runtime.Object.
 func (b *Broker) DeepCopyObject() runtime.Object {
 	out := &Broker{}
-	b.DeepCopyInto(&out.Object)
+	b.DeepCopyInto(&out.LiveObject)
 	return out
 }
 
 // DeepCopyObject implements runtime.Object.
 func (t *Trigger) DeepCopyObject() runtime.Object {
 	out := &Trigger{}
-	t.DeepCopyInto(&out.Object)
+	t.DeepCopyInto(&out.LiveObject)
 	return out
 }
 
 // DeepCopyObject implements runtime.Object.
 func (c *Channel) DeepCopyObject() runtime.Object {
 	out := &Channel{}
-	c.DeepCopyInto(&out.Object)
+	c.DeepCopyInto(&out.LiveObject)
 	return out
 }
 
 // DeepCopyObject implements runtime.Object.
 func (s *Subscription) DeepCopyObject() runtime.Object {
 	out := &Subscription{}
-	s.DeepCopyInto(&out.Object)
+	s.DeepCopyInto(&out.LiveObject)
 	return out
 }
 
 // GetConditions implements conditions.Getter. A Knative condition has no
 // observedGeneration of its own: the status's stands for all of them.
-func (o *Object) GetConditions() []metav1.Condition {
+func (o *LiveObject) GetConditions() []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(o.Status.Conditions))
 	for _, c := range o.Status.Conditions {
 		mc := metav1.Condition{
@@ -238,14 +238,14 @@ func (o *Object) GetConditions() []metav1.Condition {
 
 // SetConditions implements conditions.Setter. The severity of a condition
 // that keeps its type is kept; a new condition is of error severity.
-func (o *Object) SetConditions(conds []metav1.Condition) {
+func (o *LiveObject) SetConditions(conds []metav1.Condition) {
 	severity := map[string]string{}
 	for _, c := range o.Status.Conditions {
 		severity[c.Type] = c.Severity
 	}
-	out := make([]Condition, 0, len(conds))
+	out := make([]LiveCondition, 0, len(conds))
 	for _, c := range conds {
-		kc := Condition{
+		kc := LiveCondition{
 			Type:     c.Type,
 			Status:   string(c.Status),
 			Severity: severity[c.Type],

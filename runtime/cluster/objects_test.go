@@ -15,7 +15,7 @@ func TestConditionMapping(t *testing.T) {
 	b := &Broker{}
 	b.Generation = 3
 	b.Status.ObservedGeneration = 2
-	b.Status.Conditions = []Condition{
+	b.Status.Conditions = []LiveCondition{
 		{Type: "Ready", Status: "True", Reason: "Ready", Message: "broker is ready", LastTransitionTime: "2026-01-02T03:04:05Z"},
 		{Type: "Scaled", Status: "True", Severity: "Info", Reason: "Up"},
 	}
@@ -25,7 +25,7 @@ func TestConditionMapping(t *testing.T) {
 	}
 	conditions.MarkFalse(b, "Scaled", "Down", "scaled to zero")
 	conditions.MarkTrue(b, "Ready", "Ready", "broker is ready")
-	want := []Condition{
+	want := []LiveCondition{
 		{Type: "Ready", Status: "True", Reason: "Ready", Message: "broker is ready", LastTransitionTime: "2026-01-02T03:04:05Z"},
 		{Type: "Scaled", Status: "False", Severity: "Info", Reason: "Down", Message: "scaled to zero", LastTransitionTime: b.Status.Conditions[1].LastTransitionTime},
 	}

@@ -34,7 +34,7 @@ func (w *statusWriter) write(ctx context.Context, d desiredStatus) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("%s %s/%s: %w", d.kind, obj.Namespace, obj.Name, err)
 	}
-	var before Status
+	var before LiveStatus
 	obj.Status.DeepCopyInto(&before)
 	apply(typed.(conditions.Setter), obj, d)
 	if reflect.DeepEqual(before, obj.Status) && obj.Status.ObservedGeneration == obj.Generation {
@@ -55,7 +55,7 @@ func (w *statusWriter) write(ctx context.Context, d desiredStatus) (bool, error)
 // Flux's conditions.Set, which keeps lastTransitionTime while a
 // condition's state is unchanged; knc-owned conditions d no longer has
 // are removed, others' are kept.
-func apply(setter conditions.Setter, obj *Object, d desiredStatus) {
+func apply(setter conditions.Setter, obj *LiveObject, d desiredStatus) {
 	want := map[string]bool{}
 	for _, c := range d.status.Conditions {
 		want[c.Type] = true
