@@ -25,7 +25,7 @@ func ptr[T any](v T) *T { return &v }
 
 func oneBroker() *routing.Table {
 	return &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{{
-		Object: routing.Object{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
+		Source: routing.Source{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
 	}}}
 }
 

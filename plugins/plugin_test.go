@@ -197,10 +197,10 @@ func TestKncRuntimeNeedsRoutes(t *testing.T) {
 
 // bigTable is a namespace's table with n Triggers.
 func bigTable(n int) *routing.Table {
-	b := routing.Broker{Object: routing.Object{Namespace: "ns", Name: "b"}, Path: "/brokers/ns/b"}
+	b := routing.Broker{Source: routing.Source{Namespace: "ns", Name: "b"}, Path: "/brokers/ns/b"}
 	for i := range n {
 		b.Triggers = append(b.Triggers, routing.Trigger{
-			Object:     routing.Object{Namespace: "ns", Name: fmt.Sprintf("trigger-with-a-rather-long-name-%06d", i), SpecHash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+			Source:     routing.Source{Namespace: "ns", Name: fmt.Sprintf("trigger-with-a-rather-long-name-%06d", i), SpecHash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 			Attributes: map[string]string{"type": "com.example.some.event.type"},
 			Subscriber: routing.Destination{URI: fmt.Sprintf("http://subscriber-%d.ns.svc.cluster.local/events", i)},
 		})
@@ -321,7 +321,7 @@ func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
 	table := bigTable(3)
 	table.Brokers[0].Delivery = &routing.Delivery{Retry: 2, BackoffDelay: routing.Duration(200_000_000), DeadLetterSink: &routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "dls"}}}
 	table.Brokers[0].Triggers[0].Filters = []routing.Filter{{CESQL: cesql}, {All: []routing.Filter{{Exact: map[string]string{"type": "x{y}[z],:"}}}}, {Any: []routing.Filter{}}}
-	table.Channels = []routing.Channel{{Object: routing.Object{Namespace: "ns", Name: "c"}, Path: "/channels/ns/c", Subscriptions: []routing.Subscription{{Object: routing.Object{Namespace: "ns", Name: "s"}, Reply: &routing.Destination{URI: "http://x/ünïcode"}}}}}
+	table.Channels = []routing.Channel{{Source: routing.Source{Namespace: "ns", Name: "c"}, Path: "/channels/ns/c", Subscriptions: []routing.Subscription{{Source: routing.Source{Namespace: "ns", Name: "s"}, Reply: &routing.Destination{URI: "http://x/ünïcode"}}}}}
 	for _, tt := range []*routing.Table{table, {}} {
 		want, err := routing.Encode(tt)
 		if err != nil {
@@ -345,10 +345,10 @@ func TestTableEncoderNamespaces(t *testing.T) {
 	for _, ns := range []string{"a", "b", "c"} {
 		for i := range 2 {
 			name := fmt.Sprintf("x%d", i)
-			full.Brokers = append(full.Brokers, routing.Broker{Object: routing.Object{Namespace: ns, Name: name}, Path: "/brokers/" + ns + "/" + name})
+			full.Brokers = append(full.Brokers, routing.Broker{Source: routing.Source{Namespace: ns, Name: name}, Path: "/brokers/" + ns + "/" + name})
 		}
 		if ns != "b" {
-			full.Channels = append(full.Channels, routing.Channel{Object: routing.Object{Namespace: ns, Name: "c"}, Path: "/channels/" + ns + "/c"})
+			full.Channels = append(full.Channels, routing.Channel{Source: routing.Source{Namespace: ns, Name: "c"}, Path: "/channels/" + ns + "/c"})
 		}
 	}
 	enc, err := plugins.NewTableEncoder(full)

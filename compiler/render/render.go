@@ -368,19 +368,19 @@ func (r *renderer) entries() error {
 // specHashes indexes the spec hashes the routing table already computed.
 func specHashes(t *routing.Table) map[model.Key]string {
 	out := map[model.Key]string{}
-	key := func(group, kind string, o routing.Object) model.Key {
+	key := func(group, kind string, o routing.Source) model.Key {
 		return model.Key{Group: group, Kind: kind, Namespace: o.Namespace, Name: o.Name}
 	}
 	for _, b := range t.Brokers {
-		out[key(knative.GroupEventing, knative.KindBroker, b.Object)] = b.SpecHash
+		out[key(knative.GroupEventing, knative.KindBroker, b.Source)] = b.SpecHash
 		for _, tr := range b.Triggers {
-			out[key(knative.GroupEventing, knative.KindTrigger, tr.Object)] = tr.SpecHash
+			out[key(knative.GroupEventing, knative.KindTrigger, tr.Source)] = tr.SpecHash
 		}
 	}
 	for _, c := range t.Channels {
-		out[key(knative.GroupMessaging, knative.KindChannel, c.Object)] = c.SpecHash
+		out[key(knative.GroupMessaging, knative.KindChannel, c.Source)] = c.SpecHash
 		for _, s := range c.Subscriptions {
-			out[key(knative.GroupMessaging, knative.KindSubscription, s.Object)] = s.SpecHash
+			out[key(knative.GroupMessaging, knative.KindSubscription, s.Source)] = s.SpecHash
 		}
 	}
 	return out

@@ -73,7 +73,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		}
 		entry := set.Index[model.KeyOf(b)]
 		rb := routing.Broker{
-			Object:  object(&b.Metadata, b),
+			Source:  object(&b.Metadata, b),
 			Path:    routing.BrokerPath(b.Metadata.Namespace, b.Metadata.Name),
 			Address: c.ingressURL(b.Metadata.Namespace, routing.BrokerPath(b.Metadata.Namespace, b.Metadata.Name)),
 		}
@@ -81,7 +81,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		for _, tr := range triggers[model.KeyOf(b)] {
 			te := c.set.Index[model.KeyOf(tr)]
 			rt := routing.Trigger{
-				Object:     object(&tr.Metadata, tr),
+				Source:     object(&tr.Metadata, tr),
 				Subscriber: c.destination(&tr.Spec.Subscriber),
 				Delivery:   rb.Delivery,
 			}
@@ -95,7 +95,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 			}
 			rb.Triggers = append(rb.Triggers, rt)
 		}
-		slices.SortFunc(rb.Triggers, func(a, b routing.Trigger) int { return compareObjects(a.Object, b.Object) })
+		slices.SortFunc(rb.Triggers, func(a, b routing.Trigger) int { return compareObjects(a.Source, b.Source) })
 		t.Brokers = append(t.Brokers, rb)
 	}
 	for _, ch := range set.Channels {
@@ -104,14 +104,14 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		}
 		entry := set.Index[model.KeyOf(ch)]
 		rc := routing.Channel{
-			Object:  object(&ch.Metadata, ch),
+			Source:  object(&ch.Metadata, ch),
 			Path:    routing.ChannelPath(ch.Metadata.Namespace, ch.Metadata.Name),
 			Address: c.ingressURL(ch.Metadata.Namespace, routing.ChannelPath(ch.Metadata.Namespace, ch.Metadata.Name)),
 		}
 		rc.Delivery = c.delivery(entry, "spec.delivery", ch.Spec.Delivery, &diags)
 		for _, s := range subs[model.KeyOf(ch)] {
 			se := c.set.Index[model.KeyOf(s)]
-			rs := routing.Subscription{Object: object(&s.Metadata, s), Delivery: rc.Delivery}
+			rs := routing.Subscription{Source: object(&s.Metadata, s), Delivery: rc.Delivery}
 			if s.Spec.Subscriber != nil {
 				d := c.destination(s.Spec.Subscriber)
 				rs.Subscriber = &d
@@ -126,20 +126,20 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 			}
 			rc.Subscriptions = append(rc.Subscriptions, rs)
 		}
-		slices.SortFunc(rc.Subscriptions, func(a, b routing.Subscription) int { return compareObjects(a.Object, b.Object) })
+		slices.SortFunc(rc.Subscriptions, func(a, b routing.Subscription) int { return compareObjects(a.Source, b.Source) })
 		t.Channels = append(t.Channels, rc)
 	}
-	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Object, b.Object) })
-	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Object, b.Object) })
+	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Source, b.Source) })
+	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Source, b.Source) })
 	return t, diags
 }
 
-func compareObjects(a, b routing.Object) int {
+func compareObjects(a, b routing.Source) int {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
-func object(m *model.ObjectMeta, o model.Object) routing.Object {
-	return routing.Object{Namespace: m.Namespace, Name: m.Name, Generation: m.Generation, SpecHash: model.SpecHash(model.Spec(o))}
+func object(m *model.ObjectMeta, o model.Object) routing.Source {
+	return routing.Source{Namespace: m.Namespace, Name: m.Name, Generation: m.Generation, SpecHash: model.SpecHash(model.Spec(o))}
 }
 
 func (c *Compiler) ingressURL(namespace, path string) string {

@@ -144,13 +144,13 @@ func TestCompile(t *testing.T) {
 	want := &routing.Table{
 		APIVersion: routing.APIVersion, Kind: routing.Kind,
 		Brokers: []routing.Broker{{
-			Object:   routing.Object{Namespace: "default", Name: "default"},
+			Source:   routing.Source{Namespace: "default", Name: "default"},
 			Path:     "/brokers/default/default",
 			Address:  ingress + "/brokers/default/default",
 			Delivery: brokerDelivery,
 			Triggers: []routing.Trigger{
 				{
-					Object:  routing.Object{Namespace: "default", Name: "a-duck-typed"},
+					Source:  routing.Source{Namespace: "default", Name: "a-duck-typed"},
 					Filters: []routing.Filter{{Any: []routing.Filter{{Exact: map[string]string{"type": "a"}}, {Not: &routing.Filter{CESQL: "source = 'x'"}}}}},
 					// Not in the repository: left for the runtime to resolve.
 					Subscriber: routing.Destination{URI: "extra", Ref: &routing.Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "ksvc"}},
@@ -158,26 +158,26 @@ func TestCompile(t *testing.T) {
 					Delivery: &routing.Delivery{Retry: 1, Timeout: routing.Duration(2 * time.Second), Format: "json"},
 				},
 				{
-					Object:     routing.Object{Namespace: "default", Name: "b-service-relative"},
+					Source:     routing.Source{Namespace: "default", Name: "b-service-relative"},
 					Attributes: map[string]string{"type": "a", "source": ""},
 					Subscriber: routing.Destination{URI: "http://svc.default.svc.example.internal/hook?x=1"},
 					// An empty delivery sets no field, so the Broker's applies.
 					Delivery: brokerDelivery,
 				},
 				{
-					Object:     routing.Object{Namespace: "default", Name: "to-channel"},
+					Source:     routing.Source{Namespace: "default", Name: "to-channel"},
 					Subscriber: routing.Destination{URI: ingress + "/channels/default/default"},
 					Delivery:   brokerDelivery,
 				},
 			},
 		}},
 		Channels: []routing.Channel{{
-			Object:   routing.Object{Namespace: "default", Name: "default"},
+			Source:   routing.Source{Namespace: "default", Name: "default"},
 			Path:     "/channels/default/default",
 			Address:  ingress + "/channels/default/default",
 			Delivery: &routing.Delivery{Retry: 2},
 			Subscriptions: []routing.Subscription{{
-				Object:     routing.Object{Namespace: "default", Name: "reply-to-broker"},
+				Source:     routing.Source{Namespace: "default", Name: "reply-to-broker"},
 				Subscriber: &routing.Destination{URI: "http://logger.example.com/"},
 				Reply:      &routing.Destination{URI: ingress + "/brokers/default/default"},
 				Delivery:   &routing.Delivery{Retry: 2},
@@ -185,7 +185,7 @@ func TestCompile(t *testing.T) {
 		}},
 	}
 	// Spec hashes are checked separately; they are opaque here.
-	opts := cmp.Transformer("noHash", func(o routing.Object) routing.Object { o.SpecHash = ""; return o })
+	opts := cmp.Transformer("noHash", func(o routing.Source) routing.Source { o.SpecHash = ""; return o })
 	if d := cmp.Diff(want, got, opts); d != "" {
 		t.Errorf("Compile() (-want +got):\n%s", d)
 	}

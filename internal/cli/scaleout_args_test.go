@@ -67,7 +67,7 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			cfg := project.Default()
 			cfg.Runtime = tt.runtime
 			table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{{
-				Object: routing.Object{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
+				Source: routing.Source{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
 			}}}
 			objs, err := plugins.NewKnc(plugins.KncOptions{Image: "img"}).Render(&plugins.Request{Namespace: "shop", Table: table, Config: cfg})
 			if err != nil {

@@ -136,7 +136,7 @@ func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *proj
 			}
 			return nil
 		},
-		Statuses: func() []status.Object {
+		Statuses: func() []status.Report {
 			if e := eng(); e != nil {
 				return e.Statuses()
 			}

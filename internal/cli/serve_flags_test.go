@@ -106,8 +106,8 @@ func TestRunServesTLSWithBearerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
-		{Object: routing.Object{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
-		{Object: routing.Object{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
+		{Source: routing.Source{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
+		{Source: routing.Source{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
 	}}
 	b, err := routing.Encode(table)
 	if err != nil {

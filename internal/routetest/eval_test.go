@@ -15,23 +15,23 @@ const channelAddr = "http://knc-ingress.shop.svc.cluster.local/channels/shop/not
 // Subscriptions cover the reply rules of Knative's Subscription: a reply
 // destination, none, and no subscriber (the event goes to the reply).
 func table() *routing.Table {
-	obj := func(name string) routing.Object { return routing.Object{Namespace: "shop", Name: name} }
+	obj := func(name string) routing.Source { return routing.Source{Namespace: "shop", Name: name} }
 	uri := func(u string) *routing.Destination { return &routing.Destination{URI: u} }
 	return &routing.Table{
 		Brokers: []routing.Broker{{
-			Object: obj("default"), Address: brokerAddr,
+			Source: obj("default"), Address: brokerAddr,
 			Triggers: []routing.Trigger{
-				{Object: obj("orders"), Filters: []routing.Filter{{Exact: map[string]string{"type": "order"}}}, Subscriber: routing.Destination{URI: "http://orders/"}},
-				{Object: obj("notify"), Filters: []routing.Filter{{Exact: map[string]string{"type": "note"}}}, Subscriber: routing.Destination{URI: channelAddr}},
-				{Object: obj("receipts"), Filters: []routing.Filter{{Exact: map[string]string{"type": "receipt"}}}, Subscriber: routing.Destination{Ref: &routing.Ref{Kind: "Service", Namespace: "shop", Name: "elsewhere"}}},
+				{Source: obj("orders"), Filters: []routing.Filter{{Exact: map[string]string{"type": "order"}}}, Subscriber: routing.Destination{URI: "http://orders/"}},
+				{Source: obj("notify"), Filters: []routing.Filter{{Exact: map[string]string{"type": "note"}}}, Subscriber: routing.Destination{URI: channelAddr}},
+				{Source: obj("receipts"), Filters: []routing.Filter{{Exact: map[string]string{"type": "receipt"}}}, Subscriber: routing.Destination{Ref: &routing.Ref{Kind: "Service", Namespace: "shop", Name: "elsewhere"}}},
 			},
 		}},
 		Channels: []routing.Channel{{
-			Object: obj("notify"), Address: channelAddr,
+			Source: obj("notify"), Address: channelAddr,
 			Subscriptions: []routing.Subscription{
-				{Object: obj("mail"), Subscriber: uri("http://mail/"), Reply: uri(brokerAddr)},
-				{Object: obj("sms"), Subscriber: uri("http://sms/")},
-				{Object: obj("archive"), Reply: uri("http://archive/")},
+				{Source: obj("mail"), Subscriber: uri("http://mail/"), Reply: uri(brokerAddr)},
+				{Source: obj("sms"), Subscriber: uri("http://sms/")},
+				{Source: obj("archive"), Reply: uri("http://archive/")},
 			},
 		}},
 	}

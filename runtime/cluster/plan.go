@@ -54,7 +54,7 @@ type desiredStatus struct {
 type planInput struct {
 	table *routing.Table
 	// computed is status.Compute's result for table.
-	computed []status.Object
+	computed []status.Report
 	live     liveSet
 	// own are the namespaces the runtime serves: there it also reports on
 	// objects that are not in the table but that it would serve.
@@ -66,7 +66,7 @@ type planInput struct {
 // returns the status of every live object the runtime reports on.
 func plan(in planInput) []desiredStatus {
 	p := planner{in: in, brokerReady: map[string]readiness{}, channelReady: map[string]readiness{}, inTable: map[liveKey]bool{},
-		computedByKey: make(map[liveKey]*status.Object, len(in.computed))}
+		computedByKey: make(map[liveKey]*status.Report, len(in.computed))}
 	for i := range in.computed {
 		c := &in.computed[i]
 		p.computedByKey[liveKey{c.Kind, c.Metadata.Namespace, c.Metadata.Name}] = c
@@ -79,13 +79,13 @@ func plan(in planInput) []desiredStatus {
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
 		p.inTable[liveKey{knative.KindBroker, b.Namespace, b.Name}] = true
-		if d, ok := p.source(knative.KindBroker, b.Object, p.brokerReady); ok {
+		if d, ok := p.source(knative.KindBroker, b.Source, p.brokerReady); ok {
 			out = append(out, d)
 		}
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
 			p.inTable[liveKey{knative.KindTrigger, tr.Namespace, tr.Name}] = true
-			if d, ok := p.member(knative.KindTrigger, tr.Object, b.Object, p.brokerReady[b.Key()]); ok {
+			if d, ok := p.member(knative.KindTrigger, tr.Source, b.Source, p.brokerReady[b.Key()]); ok {
 				out = append(out, d)
 			}
 		}
@@ -97,14 +97,14 @@ func plan(in planInput) []desiredStatus {
 			s := &c.Subscriptions[j]
 			p.inTable[liveKey{knative.KindSubscription, s.Namespace, s.Name}] = true
 		}
-		d, ok := p.source(knative.KindChannel, c.Object, p.channelReady)
+		d, ok := p.source(knative.KindChannel, c.Source, p.channelReady)
 		if ok {
 			p.channelFields(&d, c)
 			out = append(out, d)
 		}
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
-			if d, ok := p.member(knative.KindSubscription, s.Object, c.Object, p.channelReady[c.Key()]); ok {
+			if d, ok := p.member(knative.KindSubscription, s.Source, c.Source, p.channelReady[c.Key()]); ok {
 				out = append(out, d)
 			}
 		}
@@ -123,16 +123,16 @@ type planner struct {
 	in                        planInput
 	brokerReady, channelReady map[string]readiness
 	inTable                   map[liveKey]bool
-	computedByKey             map[liveKey]*status.Object
+	computedByKey             map[liveKey]*status.Report
 }
 
-func (p *planner) computed(kind string, o routing.Object) *status.Object {
+func (p *planner) computed(kind string, o routing.Source) *status.Report {
 	return p.computedByKey[liveKey{kind, o.Namespace, o.Name}]
 }
 
 // drift returns why the live object's spec is not the compiled one, or ""
 // when it is (or when the table has no hash to compare with).
-func drift(kind string, live *unstructured.Unstructured, compiled routing.Object) string {
+func drift(kind string, live *unstructured.Unstructured, compiled routing.Source) string {
 	if compiled.SpecHash == "" {
 		return ""
 	}
@@ -155,7 +155,7 @@ func notCompiled(message string) status.Condition {
 
 // source plans a Broker or Channel of the table, recording its final
 // Ready for its Triggers or Subscriptions.
-func (p *planner) source(kind string, o routing.Object, ready map[string]readiness) (desiredStatus, bool) {
+func (p *planner) source(kind string, o routing.Source, ready map[string]readiness) (desiredStatus, bool) {
 	live := p.in.live[liveKey{kind, o.Namespace, o.Name}]
 	if live == nil {
 		ready[o.Key()] = readiness{missing: true}
@@ -177,7 +177,7 @@ func (p *planner) source(kind string, o routing.Object, ready map[string]readine
 
 // member plans a Trigger or Subscription of the table, whose readiness
 // depends on its Broker's or Channel's.
-func (p *planner) member(kind string, o, parent routing.Object, parentReady readiness) (desiredStatus, bool) {
+func (p *planner) member(kind string, o, parent routing.Source, parentReady readiness) (desiredStatus, bool) {
 	live := p.in.live[liveKey{kind, o.Namespace, o.Name}]
 	if live == nil {
 		return desiredStatus{}, false
@@ -198,7 +198,7 @@ func (p *planner) member(kind string, o, parent routing.Object, parentReady read
 
 // parentCondition is BrokerReady of a Trigger, or ChannelReady of a
 // Subscription, from the final Ready of the Broker or Channel.
-func parentCondition(kind string, parent routing.Object, r readiness) status.Condition {
+func parentCondition(kind string, parent routing.Source, r readiness) status.Condition {
 	condType, noun, missing := status.ConditionBrokerReady, "broker", ReasonBrokerDoesNotExist
 	readyReason, notReady, provisioning := "BrokerReady", "BrokerNotReady", "BrokerProvisioning"
 	if kind == knative.KindSubscription {
@@ -237,7 +237,7 @@ func (p *planner) channelFields(d *desiredStatus, c *routing.Channel) {
 		if i < len(computed) {
 			st.Ready, st.Message = computed[i].Ready, computed[i].Message
 		}
-		if msg := drift(knative.KindSubscription, live, s.Object); msg != "" {
+		if msg := drift(knative.KindSubscription, live, s.Source); msg != "" {
 			st.Ready, st.Message = status.False, msg
 		}
 		subs = append(subs, st)
@@ -302,7 +302,7 @@ func (p *planner) orphans() []desiredStatus {
 				continue
 			}
 			parentLive := p.in.live[liveKey{parentKind, parentNS, parentName}]
-			parent := routing.Object{Namespace: parentNS, Name: parentName}
+			parent := routing.Source{Namespace: parentNS, Name: parentName}
 			switch {
 			case parentLive == nil:
 				cond := parentCondition(k.kind, parent, readiness{missing: true})

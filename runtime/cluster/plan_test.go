@@ -50,34 +50,34 @@ func testTable(t testing.TB) *routing.Table {
 	// The compiler hashes a knc Broker before it adds config: {}.
 	return &routing.Table{
 		Brokers: []routing.Broker{{
-			Object:  routing.Object{Namespace: ns, Name: "default", SpecHash: hashOf(t, "Broker", `{}`)},
+			Source:  routing.Source{Namespace: ns, Name: "default", SpecHash: hashOf(t, "Broker", `{}`)},
 			Path:    "/brokers/shop/default",
 			Address: "http://knc-ingress.shop.svc.cluster.local/brokers/shop/default",
 			Triggers: []routing.Trigger{{
-				Object:     routing.Object{Namespace: ns, Name: "t1", SpecHash: hashOf(t, "Trigger", triggerSpec)},
+				Source:     routing.Source{Namespace: ns, Name: "t1", SpecHash: hashOf(t, "Trigger", triggerSpec)},
 				Subscriber: routing.Destination{URI: "http://a/"},
 			}},
 		}},
 		Channels: []routing.Channel{{
-			Object:  routing.Object{Namespace: ns, Name: "orders", SpecHash: hashOf(t, "Channel", channelSpec)},
+			Source:  routing.Source{Namespace: ns, Name: "orders", SpecHash: hashOf(t, "Channel", channelSpec)},
 			Path:    "/channels/shop/orders",
 			Address: "http://knc-ingress.shop.svc.cluster.local/channels/shop/orders",
 			Subscriptions: []routing.Subscription{{
-				Object:     routing.Object{Namespace: ns, Name: "s1", SpecHash: hashOf(t, "Subscription", subSpec)},
+				Source:     routing.Source{Namespace: ns, Name: "s1", SpecHash: hashOf(t, "Subscription", subSpec)},
 				Subscriber: &routing.Destination{URI: "http://s/"},
 			}},
 		}},
 	}
 }
 
-func computeFor(table *routing.Table) []status.Object {
+func computeFor(table *routing.Table) []status.Report {
 	return status.Compute(status.Input{
 		Table: table,
 		Resolved: resolve.Results{
 			{Kind: knative.KindTrigger, Namespace: ns, Name: "t1", Field: resolve.FieldSubscriber}:      {URL: "http://a/"},
 			{Kind: knative.KindSubscription, Namespace: ns, Name: "s1", Field: resolve.FieldSubscriber}: {URL: "http://s/"},
 		},
-		Ingress: func(string, routing.Object) status.Ingress { return status.Ingress{Ready: true} },
+		Ingress: func(string, routing.Source) status.Ingress { return status.Ingress{Ready: true} },
 		Now:     time.Unix(0, 0),
 	})
 }

@@ -161,7 +161,7 @@ func keyOf(d routing.Destination) destinationKey {
 // site of a Destination is the result of all of them.
 func newSnapshot(t *routing.Table, results resolve.Results) *snapshot {
 	s := &snapshot{results: map[destinationKey]resolve.Result{}}
-	visit := func(kind string, o routing.Object, field string, d *routing.Destination) {
+	visit := func(kind string, o routing.Source, field string, d *routing.Destination) {
 		if d == nil {
 			return
 		}
@@ -171,21 +171,21 @@ func newSnapshot(t *routing.Table, results resolve.Results) *snapshot {
 	}
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
-		visit(knative.KindBroker, b.Object, resolve.FieldDeadLetterSink, deadLetterSink(b.Delivery))
+		visit(knative.KindBroker, b.Source, resolve.FieldDeadLetterSink, deadLetterSink(b.Delivery))
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			visit(knative.KindTrigger, tr.Object, resolve.FieldSubscriber, &tr.Subscriber)
-			visit(knative.KindTrigger, tr.Object, resolve.FieldDeadLetterSink, deadLetterSink(tr.Delivery))
+			visit(knative.KindTrigger, tr.Source, resolve.FieldSubscriber, &tr.Subscriber)
+			visit(knative.KindTrigger, tr.Source, resolve.FieldDeadLetterSink, deadLetterSink(tr.Delivery))
 		}
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		visit(knative.KindChannel, c.Object, resolve.FieldDeadLetterSink, deadLetterSink(c.Delivery))
+		visit(knative.KindChannel, c.Source, resolve.FieldDeadLetterSink, deadLetterSink(c.Delivery))
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
-			visit(knative.KindSubscription, sub.Object, resolve.FieldSubscriber, sub.Subscriber)
-			visit(knative.KindSubscription, sub.Object, resolve.FieldReply, sub.Reply)
-			visit(knative.KindSubscription, sub.Object, resolve.FieldDeadLetterSink, deadLetterSink(sub.Delivery))
+			visit(knative.KindSubscription, sub.Source, resolve.FieldSubscriber, sub.Subscriber)
+			visit(knative.KindSubscription, sub.Source, resolve.FieldReply, sub.Reply)
+			visit(knative.KindSubscription, sub.Source, resolve.FieldDeadLetterSink, deadLetterSink(sub.Delivery))
 		}
 	}
 	return s

@@ -338,7 +338,7 @@ func (r *Runtime) report(ctx context.Context, w *watches, writer *statusWriter) 
 	computed := status.Compute(status.Input{
 		Table:    table,
 		Resolved: r.programmedResults,
-		Ingress: func(kind string, o routing.Object) status.Ingress {
+		Ingress: func(kind string, o routing.Source) status.Ingress {
 			return ingress[liveKey{kind, o.Namespace, o.Name}]
 		},
 		Now: time.Now(),

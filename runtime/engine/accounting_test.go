@@ -133,10 +133,10 @@ func TestAccountingInvariant(t *testing.T) {
 		trigger("unmatched", ok.srv.URL, map[string]string{"type": "never"}),
 	)
 	table.Channels = []routing.Channel{{
-		Object: routing.Object{Namespace: "ns", Name: "c"},
+		Source: routing.Source{Namespace: "ns", Name: "c"},
 		Path:   routing.ChannelPath("ns", "c"),
 		Subscriptions: []routing.Subscription{{
-			Object:     routing.Object{Namespace: "ns", Name: "s"},
+			Source:     routing.Source{Namespace: "ns", Name: "s"},
 			Subscriber: dest(channelSub),
 		}},
 	}}
@@ -223,7 +223,7 @@ func TestAccountingCountsPurgedHeldDeliveries(t *testing.T) {
 	ok := newRecorder(t)
 	unresolved := func(name string) routing.Trigger {
 		return routing.Trigger{
-			Object:     routing.Object{Namespace: "ns", Name: name},
+			Source:     routing.Source{Namespace: "ns", Name: name},
 			Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
 		}
 	}

@@ -67,7 +67,7 @@ type Engine struct {
 	readyCh   chan struct{}
 
 	statusMu sync.Mutex
-	statuses []status.Object
+	statuses []status.Report
 }
 
 // New checks opts and returns an Engine that is not started.
@@ -152,10 +152,10 @@ func (e *Engine) NATSURL() string {
 }
 
 // Statuses returns the status of every object of the table.
-func (e *Engine) Statuses() []status.Object {
+func (e *Engine) Statuses() []status.Report {
 	e.statusMu.Lock()
 	defer e.statusMu.Unlock()
-	return append([]status.Object(nil), e.statuses...)
+	return append([]status.Report(nil), e.statuses...)
 }
 
 // Table returns the routing table being served, nil before Start.
@@ -394,7 +394,7 @@ func (e *Engine) refreshStatus() {
 		Table:    p.Table(),
 		BaseURL:  e.baseURL,
 		Resolved: p.Resolved(),
-		Ingress: func(kind string, o routing.Object) status.Ingress {
+		Ingress: func(kind string, o routing.Source) status.Ingress {
 			k := pipeline.KindBroker
 			if kind == knative.KindChannel {
 				k = pipeline.KindChannel

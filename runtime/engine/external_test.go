@@ -48,7 +48,7 @@ func TestReplicasShareExternalNATS(t *testing.T) {
 	url := startExternalNATS(t)
 	sub := newRecorder(t)
 	held := routing.Trigger{
-		Object:     routing.Object{Namespace: "ns", Name: "held"},
+		Source:     routing.Source{Namespace: "ns", Name: "held"},
 		Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
 	}
 	table := brokerTable(trigger("a", sub.srv.URL, nil), held)
@@ -152,7 +152,7 @@ func TestReplicasStartAndReloadTogether(t *testing.T) {
 	url := startExternalNATS(t)
 	sub, later := newRecorder(t), newRecorder(t)
 	held := routing.Trigger{
-		Object:     routing.Object{Namespace: "ns", Name: "held"},
+		Source:     routing.Source{Namespace: "ns", Name: "held"},
 		Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
 	}
 	first := brokerTable(trigger("a", sub.srv.URL, nil), held)

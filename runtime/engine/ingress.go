@@ -27,7 +27,7 @@ func (r *ingressRuntime) Accepting() bool { return r.accepting.Load() }
 
 func (r *ingressRuntime) Ready() error { return (*Engine)(r).notReady() }
 
-func (r *ingressRuntime) Statuses() []status.Object { return (*Engine)(r).Statuses() }
+func (r *ingressRuntime) Statuses() []status.Report { return (*Engine)(r).Statuses() }
 
 // ingressStore is the Engine's JetStream as the ingress stores events in
 // it. The ingress is made with the Engine, before Start connects to NATS.

@@ -62,7 +62,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "load before the reload", func() bool { return a.count() >= 100 })
 	second := brokerTable(trigger("a", a.srv.URL, nil), trigger("b", b.srv.URL, nil))
-	second.Channels = []routing.Channel{{Object: routing.Object{Namespace: "ns", Name: "c"}, Path: routing.ChannelPath("ns", "c")}}
+	second.Channels = []routing.Channel{{Source: routing.Source{Namespace: "ns", Name: "c"}, Path: routing.ChannelPath("ns", "c")}}
 	if err := e.Reload(context.Background(), second); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestReloadUnderLoad(t *testing.T) {
 func TestReloadRejectsInvalidTable(t *testing.T) {
 	a := newRecorder(t)
 	e := startEngine(t, Options{Table: brokerTable(trigger("a", a.srv.URL, nil))})
-	bad := brokerTable(routing.Trigger{Object: routing.Object{Namespace: "ns", Name: "x"},
+	bad := brokerTable(routing.Trigger{Source: routing.Source{Namespace: "ns", Name: "x"},
 		Subscriber: routing.Destination{URI: a.srv.URL},
 		Filters:    []routing.Filter{{CESQL: "type ="}}})
 	if err := e.Reload(context.Background(), bad); err == nil {

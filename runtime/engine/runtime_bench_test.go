@@ -317,7 +317,7 @@ func benchRuntimeTriggers1000(b *testing.B) {
 	for i := range 1000 {
 		typ := fmt.Sprintf("t%d", i)
 		triggers = append(triggers, routing.Trigger{
-			Object:     routing.Object{Namespace: "ns", Name: typ},
+			Source:     routing.Source{Namespace: "ns", Name: typ},
 			Filters:    []routing.Filter{{Exact: map[string]string{"type": typ}}},
 			Subscriber: routing.Destination{URI: sub.URL + "/t/" + typ},
 		})
@@ -349,10 +349,10 @@ func benchRuntimeFanout(b *testing.B, channel bool) {
 	var table *routing.Table
 	path := "/brokers/ns/b"
 	if channel {
-		c := routing.Channel{Object: routing.Object{Namespace: "ns", Name: "c"}, Path: routing.ChannelPath("ns", "c")}
+		c := routing.Channel{Source: routing.Source{Namespace: "ns", Name: "c"}, Path: routing.ChannelPath("ns", "c")}
 		for i := range fanout {
 			c.Subscriptions = append(c.Subscriptions, routing.Subscription{
-				Object:     routing.Object{Namespace: "ns", Name: fmt.Sprintf("s%d", i)},
+				Source:     routing.Source{Namespace: "ns", Name: fmt.Sprintf("s%d", i)},
 				Subscriber: &routing.Destination{URI: fmt.Sprintf("%s/s/%d", sub.URL, i)},
 			})
 		}

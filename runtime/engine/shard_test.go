@@ -32,7 +32,7 @@ func TestShardedIngress(t *testing.T) {
 	wg.Wait()
 	eventually(t, 20*time.Second, "every event delivered", func() bool { return rec.count() >= events })
 	checkDelivered(t, rec, events)
-	names := pipeline.NamesFor(pipeline.KindBroker, routing.Object{Namespace: "ns", Name: "b"})
+	names := pipeline.NamesFor(pipeline.KindBroker, routing.Source{Namespace: "ns", Name: "b"})
 	used := 0
 	for i := range 4 {
 		_, stream := names.IngressShard(i)

@@ -361,10 +361,10 @@ func TestTracingSubscriptionReply(t *testing.T) {
 	}
 	dest := newRecorder(t)
 	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Channels: []routing.Channel{{
-		Object: routing.Object{Namespace: "ns", Name: "c"},
+		Source: routing.Source{Namespace: "ns", Name: "c"},
 		Path:   routing.ChannelPath("ns", "c"),
 		Subscriptions: []routing.Subscription{{
-			Object:     routing.Object{Namespace: "ns", Name: "s"},
+			Source:     routing.Source{Namespace: "ns", Name: "s"},
 			Subscriber: &routing.Destination{URI: replier.srv.URL},
 			Reply:      &routing.Destination{URI: dest.srv.URL},
 		}},

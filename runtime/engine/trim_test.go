@@ -46,7 +46,7 @@ func TestWorkQueueIngressStreamIsKept(t *testing.T) {
 	dir := t.TempDir()
 	table := brokerTable(trigger("t", "http://127.0.0.1:1/unused", map[string]string{"type": "x"}))
 	first := startEngine(t, Options{Table: table, DataDir: dir})
-	names := pipeline.NamesFor(pipeline.KindBroker, routing.Object{Namespace: "ns", Name: "b"})
+	names := pipeline.NamesFor(pipeline.KindBroker, routing.Source{Namespace: "ns", Name: "b"})
 	ctx := context.Background()
 	if err := first.js.DeleteStream(ctx, names.InStream); err != nil {
 		t.Fatal(err)

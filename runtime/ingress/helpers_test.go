@@ -89,7 +89,7 @@ func brokerTable(triggers ...routing.Trigger) *routing.Table {
 	return &routing.Table{
 		APIVersion: routing.APIVersion, Kind: routing.Kind,
 		Brokers: []routing.Broker{{
-			Object:   routing.Object{Namespace: "ns", Name: "b"},
+			Source:   routing.Source{Namespace: "ns", Name: "b"},
 			Path:     routing.BrokerPath("ns", "b"),
 			Triggers: triggers,
 		}},
@@ -97,7 +97,7 @@ func brokerTable(triggers ...routing.Trigger) *routing.Table {
 }
 
 func trigger(name, uri string, attrs map[string]string) routing.Trigger {
-	return routing.Trigger{Object: routing.Object{Namespace: "ns", Name: name}, Attributes: attrs, Subscriber: routing.Destination{URI: uri}}
+	return routing.Trigger{Source: routing.Source{Namespace: "ns", Name: name}, Attributes: attrs, Subscriber: routing.Destination{URI: uri}}
 }
 
 func post(t testing.TB, url, id, typ string) int {

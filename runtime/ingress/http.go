@@ -39,7 +39,7 @@ type Runtime interface {
 	Ready() error
 	// Statuses returns the status of every object of the table (GET
 	// /status).
-	Statuses() []status.Object
+	Statuses() []status.Report
 }
 
 // Config configures a Server.
@@ -324,7 +324,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := json.MarshalIndent(struct {
-		Items []status.Object `json:"items"`
+		Items []status.Report `json:"items"`
 	}{Items: status.Redacted(s.runtime.Statuses())}, "", "  ")
 	if err != nil {
 		writeText(w, http.StatusInternalServerError, err.Error())

@@ -156,7 +156,7 @@ func TestBearerTokens(t *testing.T) {
 	sub := newRecorder(t)
 	table := brokerTable(trigger("a", sub.srv.URL, nil))
 	table.Brokers = append(table.Brokers, routing.Broker{
-		Object:   routing.Object{Namespace: "ns", Name: "open"},
+		Source:   routing.Source{Namespace: "ns", Name: "open"},
 		Path:     routing.BrokerPath("ns", "open"),
 		Triggers: []routing.Trigger{trigger("o", sub.srv.URL, nil)},
 	})

@@ -39,7 +39,7 @@ var (
 // back at its first '_'. A name that is not a valid Kubernetes name, or a
 // very long one, is hashed instead; hashes start with an upper-case letter,
 // which no Kubernetes name does.
-func token(o routing.Object) string {
+func token(o routing.Source) string {
 	if len(o.Namespace)+len(o.Name) <= 100 && dnsLabel.MatchString(o.Namespace) && dnsSubdomain.MatchString(o.Name) {
 		return o.Namespace + "_" + strings.ReplaceAll(o.Name, ".", "_")
 	}
@@ -58,7 +58,7 @@ type Names struct {
 }
 
 // NamesFor returns the names of the Broker or Channel o.
-func NamesFor(kind SourceKind, o routing.Object) Names {
+func NamesFor(kind SourceKind, o routing.Source) Names {
 	tok := token(o)
 	base := "knc." + kind.String() + "." + tok
 	return Names{

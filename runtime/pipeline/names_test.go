@@ -19,7 +19,7 @@ func TestToken(t *testing.T) {
 		{"ns", strings.Repeat("n", 120), "X"},
 	}
 	for _, tt := range tests {
-		got := token(routing.Object{Namespace: tt.namespace, Name: tt.name})
+		got := token(routing.Source{Namespace: tt.namespace, Name: tt.name})
 		if tt.want == "X" {
 			if !strings.HasPrefix(got, "X") || len(got) != 25 || strings.ContainsAny(got, ". *>") {
 				t.Errorf("token(%q, %q) = %q, want a hash token", tt.namespace, tt.name, got)
@@ -31,8 +31,8 @@ func TestToken(t *testing.T) {
 		}
 	}
 	// Different objects never share a token.
-	seen := map[string]routing.Object{}
-	for _, o := range []routing.Object{
+	seen := map[string]routing.Source{}
+	for _, o := range []routing.Source{
 		{Namespace: "a", Name: "b.c"}, {Namespace: "a", Name: "b-c"}, {Namespace: "a-b", Name: "c"},
 		{Namespace: "a", Name: "b_c"}, {Namespace: "ab", Name: "c"},
 	} {
@@ -45,7 +45,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestSubjects(t *testing.T) {
-	n := NamesFor(KindChannel, routing.Object{Namespace: "ns", Name: "c"})
+	n := NamesFor(KindChannel, routing.Source{Namespace: "ns", Name: "c"})
 	if n.In != "knc.channel.ns_c.in" || n.InStream != "knc_channel_ns_c_in" || n.OutStream != "knc_channel_ns_c_out" {
 		t.Errorf("names = %+v", n)
 	}

@@ -52,7 +52,7 @@ type Plan struct {
 // Source is a Broker or a Channel.
 type Source struct {
 	kind  SourceKind
-	obj   routing.Object
+	obj   routing.Source
 	path  string
 	names Names
 	// matcher selects the targets of a Broker; nil for a Channel, whose
@@ -72,7 +72,7 @@ type Source struct {
 // Target is a Trigger or a Subscription.
 type Target struct {
 	kind  string // knative.KindTrigger or knative.KindSubscription
-	obj   routing.Object
+	obj   routing.Source
 	token string
 	// deliverURL is the subscriber, or for a Subscription with a reply but no
 	// subscriber, the reply.
@@ -155,7 +155,7 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 	// Subscriptions) of one name would share their subscriber; Kubernetes
 	// forbids it, and so does the runtime.
 	seen := map[string]string{}
-	unique := func(kind string, o routing.Object, owner string) {
+	unique := func(kind string, o routing.Source, owner string) {
 		key := kind + " " + o.Key()
 		if prev, ok := seen[key]; ok {
 			errs = append(errs, fmt.Errorf("%s %s appears under both %s and %s", kind, o.Key(), prev, owner))
@@ -183,11 +183,11 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 			errs = append(errs, fmt.Errorf("broker %s: %w", b.Key(), err))
 			continue
 		}
-		s := &Source{kind: KindBroker, obj: b.Object, path: b.Path, names: NamesFor(KindBroker, b.Object), matcher: matcher}
+		s := &Source{kind: KindBroker, obj: b.Source, path: b.Path, names: NamesFor(KindBroker, b.Source), matcher: matcher}
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			unique(knative.KindTrigger, tr.Object, "broker "+b.Key())
-			tg := &Target{kind: knative.KindTrigger, obj: tr.Object, token: token(tr.Object), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
+			unique(knative.KindTrigger, tr.Source, "broker "+b.Key())
+			tg := &Target{kind: knative.KindTrigger, obj: tr.Source, token: token(tr.Source), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
 			tg.deadLetterURL, problems = lookup(resolved, tg, resolve.FieldDeadLetterSink, problems)
@@ -199,11 +199,11 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		s := &Source{kind: KindChannel, obj: c.Object, path: c.Path, names: NamesFor(KindChannel, c.Object)}
+		s := &Source{kind: KindChannel, obj: c.Source, path: c.Path, names: NamesFor(KindChannel, c.Source)}
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
-			unique(knative.KindSubscription, sub.Object, "channel "+c.Key())
-			tg := &Target{kind: knative.KindSubscription, obj: sub.Object, token: token(sub.Object), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
+			unique(knative.KindSubscription, sub.Source, "channel "+c.Key())
+			tg := &Target{kind: knative.KindSubscription, obj: sub.Source, token: token(sub.Source), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
 			var problems []error
 			var subscriber, reply string
 			subscriber, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
@@ -269,7 +269,7 @@ func (p *Plan) Resolved() resolve.Results { return p.resolved }
 func (s *Source) Kind() SourceKind { return s.kind }
 
 // Object is the Broker or Channel.
-func (s *Source) Object() routing.Object { return s.obj }
+func (s *Source) Object() routing.Source { return s.obj }
 
 // Names are the NATS names of its streams and subjects.
 func (s *Source) Names() Names { return s.names }

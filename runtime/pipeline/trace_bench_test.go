@@ -40,8 +40,8 @@ func BenchmarkSpansOfAnEvent(b *testing.B) {
 	ev.SetType("bench")
 	reqHeader := http.Header{"Traceparent": {clientTraceparent}, "Content-Type": {"application/json"}}
 	p := &Processor{tracer: tr}
-	t := &Target{kind: "Trigger", obj: routing.Object{Namespace: "ns", Name: "t"}, deliverURL: "http://subscriber.ns.svc.cluster.local/", header: namespaceHeader("ns")}
-	src := &Source{kind: KindBroker, obj: routing.Object{Namespace: "ns", Name: "b"}, targets: []*Target{t}}
+	t := &Target{kind: "Trigger", obj: routing.Source{Namespace: "ns", Name: "t"}, deliverURL: "http://subscriber.ns.svc.cluster.local/", header: namespaceHeader("ns")}
+	src := &Source{kind: KindBroker, obj: routing.Source{Namespace: "ns", Name: "b"}, targets: []*Target{t}}
 	src.setTracing()
 	b.ReportAllocs()
 	for b.Loop() {

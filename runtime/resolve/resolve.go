@@ -53,7 +53,7 @@ type Result struct {
 type Results map[Site]Result
 
 // Lookup returns the result for a field of an object.
-func (r Results) Lookup(kind string, o routing.Object, field string) (Result, bool) {
+func (r Results) Lookup(kind string, o routing.Source, field string) (Result, bool) {
 	res, ok := r[Site{Kind: kind, Namespace: o.Namespace, Name: o.Name, Field: field}]
 	return res, ok
 }
@@ -64,7 +64,7 @@ func (r Results) Lookup(kind string, o routing.Object, field string) (Result, bo
 // Subscription.
 func All(ctx context.Context, t *routing.Table, r Resolver) Results {
 	out := Results{}
-	add := func(kind string, o routing.Object, field string, d *routing.Destination) {
+	add := func(kind string, o routing.Source, field string, d *routing.Destination) {
 		if d == nil {
 			return
 		}
@@ -79,21 +79,21 @@ func All(ctx context.Context, t *routing.Table, r Resolver) Results {
 	}
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
-		add(knative.KindBroker, b.Object, FieldDeadLetterSink, deadLetterSink(b.Delivery))
+		add(knative.KindBroker, b.Source, FieldDeadLetterSink, deadLetterSink(b.Delivery))
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
-			add(knative.KindTrigger, tr.Object, FieldSubscriber, &tr.Subscriber)
-			add(knative.KindTrigger, tr.Object, FieldDeadLetterSink, deadLetterSink(tr.Delivery))
+			add(knative.KindTrigger, tr.Source, FieldSubscriber, &tr.Subscriber)
+			add(knative.KindTrigger, tr.Source, FieldDeadLetterSink, deadLetterSink(tr.Delivery))
 		}
 	}
 	for i := range t.Channels {
 		c := &t.Channels[i]
-		add(knative.KindChannel, c.Object, FieldDeadLetterSink, deadLetterSink(c.Delivery))
+		add(knative.KindChannel, c.Source, FieldDeadLetterSink, deadLetterSink(c.Delivery))
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
-			add(knative.KindSubscription, s.Object, FieldSubscriber, s.Subscriber)
-			add(knative.KindSubscription, s.Object, FieldReply, s.Reply)
-			add(knative.KindSubscription, s.Object, FieldDeadLetterSink, deadLetterSink(s.Delivery))
+			add(knative.KindSubscription, s.Source, FieldSubscriber, s.Subscriber)
+			add(knative.KindSubscription, s.Source, FieldReply, s.Reply)
+			add(knative.KindSubscription, s.Source, FieldDeadLetterSink, deadLetterSink(s.Delivery))
 		}
 	}
 	return out

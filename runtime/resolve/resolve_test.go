@@ -14,21 +14,21 @@ import (
 func table() *routing.Table {
 	return &routing.Table{
 		Brokers: []routing.Broker{{
-			Object: routing.Object{Namespace: "ns", Name: "b"},
+			Source: routing.Source{Namespace: "ns", Name: "b"},
 			Path:   routing.BrokerPath("ns", "b"),
 			Delivery: &routing.Delivery{DeadLetterSink: &routing.Destination{
 				Ref: &routing.Ref{APIVersion: "messaging.knative.dev/v1", Kind: "Channel", Namespace: "ns", Name: "dead"}}},
 			Triggers: []routing.Trigger{
-				{Object: routing.Object{Namespace: "ns", Name: "plain"}, Subscriber: routing.Destination{URI: "http://svc.example/x"}},
-				{Object: routing.Object{Namespace: "ns", Name: "ksvc"}, Subscriber: routing.Destination{
+				{Source: routing.Source{Namespace: "ns", Name: "plain"}, Subscriber: routing.Destination{URI: "http://svc.example/x"}},
+				{Source: routing.Source{Namespace: "ns", Name: "ksvc"}, Subscriber: routing.Destination{
 					Ref: &routing.Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "ns", Name: "fn"}}},
 			},
 		}},
 		Channels: []routing.Channel{{
-			Object: routing.Object{Namespace: "ns", Name: "dead"},
+			Source: routing.Source{Namespace: "ns", Name: "dead"},
 			Path:   routing.ChannelPath("ns", "dead"),
 			Subscriptions: []routing.Subscription{{
-				Object: routing.Object{Namespace: "ns", Name: "s"},
+				Source: routing.Source{Namespace: "ns", Name: "s"},
 				Subscriber: &routing.Destination{URI: "/sub/path",
 					Ref: &routing.Ref{APIVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: "ns", Name: "b"}},
 			}},

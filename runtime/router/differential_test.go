@@ -98,7 +98,7 @@ func genFilters(c chooser, depth int) []routing.Filter {
 }
 
 func genTrigger(c chooser, i int) routing.Trigger {
-	t := routing.Trigger{Object: routing.Object{Namespace: "default", Name: fmt.Sprintf("t%d", i)}}
+	t := routing.Trigger{Source: routing.Source{Namespace: "default", Name: fmt.Sprintf("t%d", i)}}
 	switch c.intn(4) {
 	case 0: // no filter
 	case 1:

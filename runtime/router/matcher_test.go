@@ -31,11 +31,11 @@ func newEvent(t testing.TB, typ, src string, extensions ...string) *event.Event 
 }
 
 func trigger(name string, filters ...routing.Filter) routing.Trigger {
-	return routing.Trigger{Object: routing.Object{Namespace: "default", Name: name}, Filters: filters}
+	return routing.Trigger{Source: routing.Source{Namespace: "default", Name: name}, Filters: filters}
 }
 
 func legacy(name string, attributes map[string]string) routing.Trigger {
-	return routing.Trigger{Object: routing.Object{Namespace: "default", Name: name}, Attributes: attributes}
+	return routing.Trigger{Source: routing.Source{Namespace: "default", Name: name}, Attributes: attributes}
 }
 
 func TestMatchSemantics(t *testing.T) {
@@ -67,7 +67,7 @@ func TestMatchSemantics(t *testing.T) {
 		{"legacy empty value missing attribute", legacy("t", map[string]string{"zone": ""}), full, false},
 		{"legacy all keys", legacy("t", map[string]string{"type": "com.example.order.created", "region": "us"}), full, false},
 		{"legacy ignored when filters set", routing.Trigger{
-			Object:     routing.Object{Namespace: "default", Name: "t"},
+			Source:     routing.Source{Namespace: "default", Name: "t"},
 			Attributes: map[string]string{"type": "nope"},
 			Filters:    []routing.Filter{{Exact: map[string]string{"region": "eu"}}},
 		}, full, true},

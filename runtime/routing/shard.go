@@ -237,12 +237,12 @@ func Merge(parts []*Table) (*Table, error) {
 		return nil, fmt.Errorf("merging routing tables: %w", err)
 	}
 	for i := range out.Brokers {
-		if err := unique("trigger", out.Brokers[i].Triggers, func(t Trigger) Object { return t.Object }); err != nil {
+		if err := unique("trigger", out.Brokers[i].Triggers, func(t Trigger) Source { return t.Source }); err != nil {
 			return nil, err
 		}
 	}
 	for i := range out.Channels {
-		if err := unique("subscription", out.Channels[i].Subscriptions, func(s Subscription) Object { return s.Object }); err != nil {
+		if err := unique("subscription", out.Channels[i].Subscriptions, func(s Subscription) Source { return s.Source }); err != nil {
 			return nil, err
 		}
 	}
@@ -257,7 +257,7 @@ func sameHead[T any](a, b T, strip func(*T)) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func unique[T any](kind string, items []T, obj func(T) Object) error {
+func unique[T any](kind string, items []T, obj func(T) Source) error {
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
 		k := obj(it).Key()

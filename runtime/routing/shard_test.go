@@ -16,7 +16,7 @@ import (
 func largeTable(triggers, subscriptions int) *Table {
 	t := &Table{APIVersion: APIVersion, Kind: Kind}
 	for _, name := range []string{"a", "big", "c"} {
-		b := Broker{Object: Object{Namespace: "shop", Name: name}, Path: BrokerPath("shop", name),
+		b := Broker{Source: Source{Namespace: "shop", Name: name}, Path: BrokerPath("shop", name),
 			Delivery: &Delivery{Retry: 2, BackoffDelay: Duration(time.Second)}}
 		n := 2
 		if name == "big" {
@@ -24,17 +24,17 @@ func largeTable(triggers, subscriptions int) *Table {
 		}
 		for i := range n {
 			b.Triggers = append(b.Triggers, Trigger{
-				Object:     Object{Namespace: "shop", Name: fmt.Sprintf("%s-trigger-%05d", name, i), SpecHash: "0123456789"},
+				Source:     Source{Namespace: "shop", Name: fmt.Sprintf("%s-trigger-%05d", name, i), SpecHash: "0123456789"},
 				Filters:    []Filter{{Exact: map[string]string{"type": fmt.Sprintf("com.example.order.%d", i)}}},
 				Subscriber: Destination{URI: fmt.Sprintf("http://orders-%d.shop.svc.cluster.local/events", i)},
 			})
 		}
 		t.Brokers = append(t.Brokers, b)
 	}
-	c := Channel{Object: Object{Namespace: "shop", Name: "audit"}, Path: ChannelPath("shop", "audit")}
+	c := Channel{Source: Source{Namespace: "shop", Name: "audit"}, Path: ChannelPath("shop", "audit")}
 	for i := range subscriptions {
 		c.Subscriptions = append(c.Subscriptions, Subscription{
-			Object:     Object{Namespace: "shop", Name: fmt.Sprintf("audit-%05d", i)},
+			Source:     Source{Namespace: "shop", Name: fmt.Sprintf("audit-%05d", i)},
 			Subscriber: &Destination{URI: fmt.Sprintf("http://audit-%d.shop.svc.cluster.local/", i)},
 		})
 	}

@@ -31,8 +31,8 @@ type Table struct {
 	Channels []Channel `json:"channels,omitempty"`
 }
 
-// Object identifies the Knative object an entry was compiled from.
-type Object struct {
+// Source identifies the Knative object an entry was compiled from.
+type Source struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Generation is the metadata.generation the entry was compiled for; 0 when
@@ -44,11 +44,11 @@ type Object struct {
 }
 
 // Key returns "namespace/name".
-func (o Object) Key() string { return o.Namespace + "/" + o.Name }
+func (o Source) Key() string { return o.Namespace + "/" + o.Name }
 
 // Broker is an ingress point whose events are evaluated against each Trigger.
 type Broker struct {
-	Object `json:",inline"`
+	Source `json:",inline"`
 	// Path is where the runtime's listener serves this Broker,
 	// /brokers/NAMESPACE/NAME. Brokers and Channels have separate prefixes
 	// because the two kinds may share a name in one namespace.
@@ -62,7 +62,7 @@ type Broker struct {
 
 // Trigger delivers the events of its Broker that pass its filter.
 type Trigger struct {
-	Object `json:",inline"`
+	Source `json:",inline"`
 	// Attributes is spec.filter.attributes: every key must be present, and a
 	// non-empty value must be equal. Ignored when Filters is set.
 	Attributes map[string]string `json:"attributes,omitempty"`
@@ -76,7 +76,7 @@ type Trigger struct {
 
 // Channel is an ingress point whose events go to every Subscription.
 type Channel struct {
-	Object `json:",inline"`
+	Source `json:",inline"`
 	// Path is /channels/NAMESPACE/NAME.
 	Path          string         `json:"path"`
 	Address       string         `json:"address,omitempty"`
@@ -87,7 +87,7 @@ type Channel struct {
 // Subscription delivers every event of its Channel to its subscriber, and the
 // subscriber's reply to Reply.
 type Subscription struct {
-	Object     `json:",inline"`
+	Source     `json:",inline"`
 	Subscriber *Destination `json:"subscriber,omitempty"`
 	Reply      *Destination `json:"reply,omitempty"`
 	// Delivery is the effective delivery: the Subscription's own when it sets

@@ -11,20 +11,20 @@ import (
 func sampleTable() *Table {
 	return &Table{
 		Brokers: []Broker{{
-			Object: Object{Namespace: "default", Name: "default", SpecHash: "abc"},
+			Source: Source{Namespace: "default", Name: "default", SpecHash: "abc"},
 			Path:   BrokerPath("default", "default"),
 			Delivery: &Delivery{Retry: 3, BackoffPolicy: BackoffExponential, BackoffDelay: Duration(200 * time.Millisecond),
 				DeadLetterSink: &Destination{URI: "http://dls.default.svc.cluster.local/"}},
 			Triggers: []Trigger{{
-				Object:     Object{Namespace: "default", Name: "t1"},
+				Source:     Source{Namespace: "default", Name: "t1"},
 				Filters:    []Filter{{Exact: map[string]string{"type": "a"}}, {Not: &Filter{CESQL: "source LIKE 'x%'"}}},
 				Subscriber: Destination{Ref: &Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "svc"}, URI: "/path"},
 			}},
 		}},
 		Channels: []Channel{{
-			Object:        Object{Namespace: "default", Name: "default"},
+			Source:        Source{Namespace: "default", Name: "default"},
 			Path:          ChannelPath("default", "default"),
-			Subscriptions: []Subscription{{Object: Object{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}}},
+			Subscriptions: []Subscription{{Source: Source{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}}},
 		}},
 	}
 }

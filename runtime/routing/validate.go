@@ -22,13 +22,13 @@ func (t *Table) Validate() error {
 	for i := range t.Brokers {
 		b := &t.Brokers[i]
 		where := "broker " + b.Key()
-		errs = append(errs, b.Object.validate(where))
+		errs = append(errs, b.Source.validate(where))
 		claim(b.Path, where)
 		errs = append(errs, b.Delivery.validate(where+": delivery"))
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
 			tw := "trigger " + tr.Key()
-			errs = append(errs, tr.Object.validate(tw))
+			errs = append(errs, tr.Source.validate(tw))
 			errs = append(errs, tr.Subscriber.validate(tw+": subscriber"))
 			errs = append(errs, tr.Delivery.validate(tw+": delivery"))
 			for k := range tr.Filters {
@@ -39,13 +39,13 @@ func (t *Table) Validate() error {
 	for i := range t.Channels {
 		c := &t.Channels[i]
 		where := "channel " + c.Key()
-		errs = append(errs, c.Object.validate(where))
+		errs = append(errs, c.Source.validate(where))
 		claim(c.Path, where)
 		errs = append(errs, c.Delivery.validate(where+": delivery"))
 		for j := range c.Subscriptions {
 			s := &c.Subscriptions[j]
 			sw := "subscription " + s.Key()
-			errs = append(errs, s.Object.validate(sw))
+			errs = append(errs, s.Source.validate(sw))
 			if s.Subscriber == nil && s.Reply == nil {
 				errs = append(errs, fmt.Errorf("%s: needs a subscriber or a reply", sw))
 			}
@@ -61,7 +61,7 @@ func (t *Table) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o Object) validate(where string) error {
+func (o Source) validate(where string) error {
 	if o.Namespace == "" || o.Name == "" {
 		return fmt.Errorf("%s: namespace and name are required", where)
 	}

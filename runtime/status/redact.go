@@ -7,8 +7,8 @@ import "github.com/knc-dev/knc/internal/redact"
 // /status, which anyone who reaches the listener may read. The status
 // written to the cluster keeps the URIs whole, as Knative's controllers
 // write them, behind the API server's access control.
-func Redacted(objs []Object) []Object {
-	out := make([]Object, len(objs))
+func Redacted(objs []Report) []Report {
+	out := make([]Report, len(objs))
 	for i, o := range objs {
 		s := &o.Status
 		s.Conditions = append([]Condition(nil), s.Conditions...)

@@ -43,9 +43,9 @@ type Condition struct {
 	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
 }
 
-// Object is one reported object: enough of a Kubernetes object to name it,
+// Report is one reported object: enough of a Kubernetes object to name it,
 // and its status.
-type Object struct {
+type Report struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
@@ -118,9 +118,9 @@ type Input struct {
 	Resolved resolve.Results
 	// Ingress reports the data plane of a Broker (kind knative.KindBroker) or
 	// Channel; nil means nothing is set up yet.
-	Ingress func(kind string, o routing.Object) Ingress
+	Ingress func(kind string, o routing.Source) Ingress
 	// Previous is the status last reported, for lastTransitionTime.
-	Previous []Object
+	Previous []Report
 	// Now stamps the conditions whose status changed.
 	Now time.Time
 }
@@ -128,13 +128,13 @@ type Input struct {
 // Compute returns one Object per Broker, Trigger, Channel and Subscription of
 // the table: each Broker followed by its Triggers, then each Channel followed
 // by its Subscriptions.
-func Compute(in Input) []Object {
-	c := computer{in: in, previous: map[objectKey]*Object{}}
+func Compute(in Input) []Report {
+	c := computer{in: in, previous: map[objectKey]*Report{}}
 	for i := range in.Previous {
 		p := &in.Previous[i]
 		c.previous[objectKey{p.Kind, p.Metadata.Namespace, p.Metadata.Name}] = p
 	}
-	var out []Object
+	var out []Report
 	if in.Table == nil {
 		return out
 	}
@@ -149,7 +149,7 @@ func Compute(in Input) []Object {
 	}
 	for i := range in.Table.Channels {
 		ch := &in.Table.Channels[i]
-		subs := make([]Object, len(ch.Subscriptions))
+		subs := make([]Report, len(ch.Subscriptions))
 		for j := range ch.Subscriptions {
 			subs[j] = c.subscriptionOwn(ch, &ch.Subscriptions[j])
 		}
@@ -167,15 +167,15 @@ type objectKey struct{ kind, namespace, name string }
 
 type computer struct {
 	in       Input
-	previous map[objectKey]*Object
+	previous map[objectKey]*Report
 }
 
-func (c *computer) object(apiVersion, kind string, o routing.Object) Object {
+func (c *computer) object(apiVersion, kind string, o routing.Source) Report {
 	gen := o.Generation
 	if gen == 0 {
 		gen = 1
 	}
-	return Object{
+	return Report{
 		APIVersion: apiVersion,
 		Kind:       kind,
 		Metadata:   Metadata{Namespace: o.Namespace, Name: o.Name},
@@ -190,7 +190,7 @@ func (c *computer) address(path, tableAddress string) string {
 	return tableAddress
 }
 
-func (c *computer) ingress(kind string, o routing.Object) Condition {
+func (c *computer) ingress(kind string, o routing.Source) Condition {
 	var ing Ingress
 	if c.in.Ingress != nil {
 		ing = c.in.Ingress(kind, o)
@@ -217,7 +217,7 @@ func addressable(url string) Condition {
 
 // resolvedCondition reports one Destination of an object; ok is false when
 // the object has no such Destination.
-func (c *computer) resolvedCondition(condType, kind string, o routing.Object, field string) (Condition, string, bool) {
+func (c *computer) resolvedCondition(condType, kind string, o routing.Source, field string) (Condition, string, bool) {
 	res, ok := c.in.Resolved.Lookup(kind, o, field)
 	if !ok {
 		return Condition{}, "", false
@@ -229,14 +229,14 @@ func (c *computer) resolvedCondition(condType, kind string, o routing.Object, fi
 	return Condition{Type: condType, Status: True, Reason: "Resolved", Message: res.URL}, res.URL, true
 }
 
-func (c *computer) broker(b *routing.Broker) Object {
-	obj := c.object(knative.EventingV1, knative.KindBroker, b.Object)
+func (c *computer) broker(b *routing.Broker) Report {
+	obj := c.object(knative.EventingV1, knative.KindBroker, b.Source)
 	url := c.address(b.Path, b.Address)
 	if url != "" {
 		obj.Status.Address = &Addressable{URL: url}
 	}
-	conds := []Condition{addressable(url), c.ingress(knative.KindBroker, b.Object)}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindBroker, b.Object, resolve.FieldDeadLetterSink); ok {
+	conds := []Condition{addressable(url), c.ingress(knative.KindBroker, b.Source)}
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindBroker, b.Source, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}
@@ -244,8 +244,8 @@ func (c *computer) broker(b *routing.Broker) Object {
 	return obj
 }
 
-func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Condition) Object {
-	obj := c.object(knative.EventingV1, knative.KindTrigger, t.Object)
+func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Condition) Report {
+	obj := c.object(knative.EventingV1, knative.KindTrigger, t.Source)
 	var conds []Condition
 	switch brokerReady.Status {
 	case True:
@@ -259,11 +259,11 @@ func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Co
 		conds = append(conds, Condition{Type: ConditionBrokerReady, Status: brokerReady.Status, Reason: reason,
 			Message: fmt.Sprintf("broker %s: %s", b.Key(), brokerReady.Message)})
 	}
-	if cond, uri, ok := c.resolvedCondition(ConditionSubscriberResolved, knative.KindTrigger, t.Object, resolve.FieldSubscriber); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionSubscriberResolved, knative.KindTrigger, t.Source, resolve.FieldSubscriber); ok {
 		conds = append(conds, cond)
 		obj.Status.SubscriberURI = uri
 	}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindTrigger, t.Object, resolve.FieldDeadLetterSink); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindTrigger, t.Source, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}
@@ -274,12 +274,12 @@ func (c *computer) trigger(b *routing.Broker, t *routing.Trigger, brokerReady Co
 // subscriptionOwn computes the conditions of a Subscription that do not
 // depend on its Channel: ReferencesResolved, and the data plane's
 // programming, which the Channel reports in its subscribers.
-func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription) Object {
-	obj := c.object(knative.MessagingV1, knative.KindSubscription, s.Object)
+func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription) Report {
+	obj := c.object(knative.MessagingV1, knative.KindSubscription, s.Source)
 	phys := &PhysicalSubscription{}
 	var problems []string
 	for _, field := range []string{resolve.FieldSubscriber, resolve.FieldReply, resolve.FieldDeadLetterSink} {
-		res, ok := c.in.Resolved.Lookup(knative.KindSubscription, s.Object, field)
+		res, ok := c.in.Resolved.Lookup(knative.KindSubscription, s.Source, field)
 		if !ok {
 			continue
 		}
@@ -307,15 +307,15 @@ func (c *computer) subscriptionOwn(ch *routing.Channel, s *routing.Subscription)
 	return obj
 }
 
-func (c *computer) channel(ch *routing.Channel, subs []Object) Object {
-	obj := c.object(knative.MessagingV1, knative.KindChannel, ch.Object)
+func (c *computer) channel(ch *routing.Channel, subs []Report) Report {
+	obj := c.object(knative.MessagingV1, knative.KindChannel, ch.Source)
 	url := c.address(ch.Path, ch.Address)
 	if url != "" {
 		obj.Status.Address = &Addressable{URL: url}
 	}
-	ingress := c.ingress(knative.KindChannel, ch.Object)
+	ingress := c.ingress(knative.KindChannel, ch.Source)
 	conds := []Condition{addressable(url), ingress}
-	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindChannel, ch.Object, resolve.FieldDeadLetterSink); ok {
+	if cond, uri, ok := c.resolvedCondition(ConditionDeadLetterSinkResolved, knative.KindChannel, ch.Source, resolve.FieldDeadLetterSink); ok {
 		conds = append(conds, cond)
 		obj.Status.DeadLetterSinkURI = uri
 	}
@@ -350,7 +350,7 @@ func (c *computer) channel(ch *routing.Channel, subs []Object) Object {
 	return obj
 }
 
-func (c *computer) finishSubscription(ch *routing.Channel, obj Object, channelReady Condition) Object {
+func (c *computer) finishSubscription(ch *routing.Channel, obj Report, channelReady Condition) Report {
 	var chCond Condition
 	switch channelReady.Status {
 	case True:
@@ -373,7 +373,7 @@ func (c *computer) finishSubscription(ch *routing.Channel, obj Object, channelRe
 }
 
 // finish adds Ready, summarising conds, and stamps transition times.
-func (c *computer) finish(obj *Object, conds []Condition) {
+func (c *computer) finish(obj *Report, conds []Condition) {
 	all := append([]Condition{Summary(obj.Kind, conds)}, conds...)
 	prev := c.previous[objectKey{obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name}]
 	stamp := c.in.Now.UTC().Truncate(time.Second).Format(time.RFC3339)
@@ -422,7 +422,7 @@ func ready(conds []Condition) Condition {
 }
 
 // Find returns the object of kind, namespace and name in objs, or nil.
-func Find(objs []Object, kind, namespace, name string) *Object {
+func Find(objs []Report, kind, namespace, name string) *Report {
 	for i := range objs {
 		o := &objs[i]
 		if o.Kind == kind && o.Metadata.Namespace == namespace && o.Metadata.Name == name {
@@ -433,7 +433,7 @@ func Find(objs []Object, kind, namespace, name string) *Object {
 }
 
 // ConditionOf returns the condition of type condType of o, or nil.
-func (o *Object) ConditionOf(condType string) *Condition {
+func (o *Report) ConditionOf(condType string) *Condition {
 	for i := range o.Status.Conditions {
 		if o.Status.Conditions[i].Type == condType {
 			return &o.Status.Conditions[i]

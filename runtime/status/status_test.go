@@ -24,19 +24,19 @@ const (
 func testTable() *routing.Table {
 	return &routing.Table{
 		Brokers: []routing.Broker{{
-			Object: routing.Object{Namespace: "ns", Name: "b", Generation: 3},
+			Source: routing.Source{Namespace: "ns", Name: "b", Generation: 3},
 			Path:   "/brokers/ns/b",
 			Triggers: []routing.Trigger{{
-				Object:     routing.Object{Namespace: "ns", Name: "t"},
+				Source:     routing.Source{Namespace: "ns", Name: "t"},
 				Subscriber: routing.Destination{URI: "http://sub.example/"},
 				Delivery:   &routing.Delivery{DeadLetterSink: &routing.Destination{URI: "http://dls.example/"}},
 			}},
 		}},
 		Channels: []routing.Channel{{
-			Object: routing.Object{Namespace: "ns", Name: "c"},
+			Source: routing.Source{Namespace: "ns", Name: "c"},
 			Path:   "/channels/ns/c",
 			Subscriptions: []routing.Subscription{{
-				Object:     routing.Object{Namespace: "ns", Name: "s"},
+				Source:     routing.Source{Namespace: "ns", Name: "s"},
 				Subscriber: &routing.Destination{URI: "http://sub.example/"},
 				Reply:      &routing.Destination{URI: "http://reply.example/"},
 			}},
@@ -63,7 +63,7 @@ func resolved(unresolved ...resolve.Site) resolve.Results {
 	return r
 }
 
-func allIngressReady(string, routing.Object) Ingress { return Ingress{Ready: true} }
+func allIngressReady(string, routing.Source) Ingress { return Ingress{Ready: true} }
 
 // trueSince0 is a condition that has been True since stamp0.
 func trueSince0(typ, reason, message string) Condition {
@@ -71,8 +71,8 @@ func trueSince0(typ, reason, message string) Condition {
 }
 
 // object is the status object of one of the test table's objects.
-func object(apiVersion, kind, name string, status Status) Object {
-	return Object{APIVersion: apiVersion, Kind: kind, Metadata: Metadata{Namespace: "ns", Name: name}, Status: status}
+func object(apiVersion, kind, name string, status Status) Report {
+	return Report{APIVersion: apiVersion, Kind: kind, Metadata: Metadata{Namespace: "ns", Name: name}, Status: status}
 }
 
 func TestComputeAllReady(t *testing.T) {
@@ -83,7 +83,7 @@ func TestComputeAllReady(t *testing.T) {
 		Ingress:  allIngressReady,
 		Now:      t0,
 	})
-	want := []Object{
+	want := []Report{
 		object("eventing.knative.dev/v1", "Broker", "b", Status{
 			ObservedGeneration: 3,
 			Address:            &Addressable{URL: "http://127.0.0.1:8080/brokers/ns/b"},
@@ -143,7 +143,7 @@ func TestComputeReady(t *testing.T) {
 	tests := []struct {
 		name       string
 		unresolved []resolve.Site
-		ingress    func(string, routing.Object) Ingress
+		ingress    func(string, routing.Source) Ingress
 		want       readiness
 	}{{
 		name:    "not set up yet",
@@ -151,7 +151,7 @@ func TestComputeReady(t *testing.T) {
 		want:    readyOf("Unknown Provisioning", "Unknown BrokerProvisioning", "Unknown Provisioning", "Unknown ChannelProvisioning"),
 	}, {
 		name:    "ingress failed",
-		ingress: func(string, routing.Object) Ingress { return Ingress{Reason: "StreamUnavailable", Message: "no space"} },
+		ingress: func(string, routing.Source) Ingress { return Ingress{Reason: "StreamUnavailable", Message: "no space"} },
 		want:    readyOf("False StreamUnavailable", "False BrokerNotReady", "False StreamUnavailable", "False ChannelNotReady"),
 	}, {
 		name:       "trigger subscriber unresolved",

@@ -248,11 +248,11 @@ const countOverlaps = `(() => {
 // manyTriggers is a Broker with n Triggers, each filtered on a type of its
 // own, delivering to subscriber.
 func manyTriggers(n int, subscriber string) *routing.Table {
-	b := routing.Broker{Object: routing.Object{Namespace: "mesh", Name: "default"}, Path: routing.BrokerPath("mesh", "default")}
+	b := routing.Broker{Source: routing.Source{Namespace: "mesh", Name: "default"}, Path: routing.BrokerPath("mesh", "default")}
 	for i := range n {
 		name := fmt.Sprintf("t%03d", i)
 		b.Triggers = append(b.Triggers, routing.Trigger{
-			Object:     routing.Object{Namespace: "mesh", Name: name},
+			Source:     routing.Source{Namespace: "mesh", Name: name},
 			Attributes: map[string]string{"type": "type." + name},
 			Subscriber: routing.Destination{URI: subscriber + "/" + name},
 		})

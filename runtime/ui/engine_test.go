@@ -55,7 +55,7 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 		Registry: reg,
 		UI: ui.New(ui.Inputs{
 			Table:    func() *routing.Table { return eng.Table() },
-			Statuses: func() []status.Object { return eng.Statuses() },
+			Statuses: func() []status.Report { return eng.Statuses() },
 			Gatherer: reg,
 			Recent:   recent,
 			Interval: 20 * time.Millisecond,
@@ -98,26 +98,26 @@ func shopTable(ok, failing string) *routing.Table {
 	return &routing.Table{
 		APIVersion: routing.APIVersion, Kind: routing.Kind,
 		Brokers: []routing.Broker{{
-			Object: routing.Object{Namespace: "shop", Name: "default"},
+			Source: routing.Source{Namespace: "shop", Name: "default"},
 			Path:   routing.BrokerPath("shop", "default"),
 			Triggers: []routing.Trigger{
-				{Object: routing.Object{Namespace: "shop", Name: "audit"}, Subscriber: routing.Destination{URI: ok + "/audit"}},
+				{Source: routing.Source{Namespace: "shop", Name: "audit"}, Subscriber: routing.Destination{URI: ok + "/audit"}},
 				{
-					Object: routing.Object{Namespace: "shop", Name: "broken"}, Subscriber: routing.Destination{URI: failing},
+					Source: routing.Source{Namespace: "shop", Name: "broken"}, Subscriber: routing.Destination{URI: failing},
 					Delivery: &routing.Delivery{Retry: 1, BackoffPolicy: routing.BackoffLinear, BackoffDelay: routing.Duration(time.Millisecond), DeadLetterSink: dls},
 				},
 				{
-					Object:     routing.Object{Namespace: "shop", Name: "large"},
+					Source:     routing.Source{Namespace: "shop", Name: "large"},
 					Filters:    []routing.Filter{{Exact: map[string]string{"type": "order.large"}}},
 					Subscriber: routing.Destination{URI: ok + "/large"},
 				},
 			},
 		}},
 		Channels: []routing.Channel{{
-			Object: routing.Object{Namespace: "shop", Name: "notifications"},
+			Source: routing.Source{Namespace: "shop", Name: "notifications"},
 			Path:   routing.ChannelPath("shop", "notifications"),
 			Subscriptions: []routing.Subscription{{
-				Object: routing.Object{Namespace: "shop", Name: "email"}, Subscriber: &routing.Destination{URI: ok + "/email"},
+				Source: routing.Source{Namespace: "shop", Name: "email"}, Subscriber: &routing.Destination{URI: ok + "/email"},
 			}},
 		}},
 	}

@@ -33,7 +33,7 @@ type Inputs struct {
 	// none.
 	Table func() *routing.Table
 	// Statuses returns the status of every object, as /status serves it.
-	Statuses func() []status.Object
+	Statuses func() []status.Report
 	// Gatherer is the registry /metrics serves.
 	Gatherer prometheus.Gatherer
 	// Recent, when set, keeps the last events each Trigger or
@@ -82,7 +82,7 @@ func New(in Inputs) *Handler {
 		in.Table = func() *routing.Table { return nil }
 	}
 	if in.Statuses == nil {
-		in.Statuses = func() []status.Object { return nil }
+		in.Statuses = func() []status.Report { return nil }
 	}
 	if in.Gatherer == nil {
 		in.Gatherer = prometheus.NewRegistry()

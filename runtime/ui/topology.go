@@ -121,7 +121,7 @@ type tableGraph struct {
 func nodeID(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 func (b *tableGraph) broker(br *routing.Broker) {
-	s := b.source(graph.KindBroker, br.Object, br.Address, br.Path)
+	s := b.source(graph.KindBroker, br.Source, br.Address, br.Path)
 	s.Class = model.BrokerClassKnc
 	s.Edges = b.deadLetter(br.Delivery, s.Edges)
 	for _, tr := range br.Triggers {
@@ -141,7 +141,7 @@ func (b *tableGraph) broker(br *routing.Broker) {
 }
 
 func (b *tableGraph) channel(ch *routing.Channel) {
-	s := b.source(graph.KindChannel, ch.Object, ch.Address, ch.Path)
+	s := b.source(graph.KindChannel, ch.Source, ch.Address, ch.Path)
 	s.Edges = b.deadLetter(ch.Delivery, s.Edges)
 	for _, sub := range ch.Subscriptions {
 		r := &graph.Route{ID: nodeID(graph.KindSubscription, sub.Namespace, sub.Name), Kind: graph.KindSubscription, Namespace: sub.Namespace, Name: sub.Name}
@@ -176,7 +176,7 @@ func (b *tableGraph) route(r *graph.Route, subscriber string) {
 	b.subscribers[r.ID] = subscriber
 }
 
-func (b *tableGraph) source(kind string, o routing.Object, address, path string) *graph.Source {
+func (b *tableGraph) source(kind string, o routing.Source, address, path string) *graph.Source {
 	id := nodeID(kind, o.Namespace, o.Name)
 	if b.paths == nil {
 		b.paths = map[string]string{}

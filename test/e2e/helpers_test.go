@@ -217,24 +217,24 @@ func metric(t testing.TB, baseURL, name string, labels map[string]string) float6
 
 // Table builders.
 
-func obj(name string) routing.Object { return routing.Object{Namespace: "e2e", Name: name} }
+func obj(name string) routing.Source { return routing.Source{Namespace: "e2e", Name: name} }
 
 func table(brokers []routing.Broker, channels ...routing.Channel) *routing.Table {
 	return &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: brokers, Channels: channels}
 }
 
 func broker(name string, triggers ...routing.Trigger) routing.Broker {
-	return routing.Broker{Object: obj(name), Path: routing.BrokerPath("e2e", name), Triggers: triggers}
+	return routing.Broker{Source: obj(name), Path: routing.BrokerPath("e2e", name), Triggers: triggers}
 }
 
 func channel(name string, subs ...routing.Subscription) routing.Channel {
-	return routing.Channel{Object: obj(name), Path: routing.ChannelPath("e2e", name), Subscriptions: subs}
+	return routing.Channel{Source: obj(name), Path: routing.ChannelPath("e2e", name), Subscriptions: subs}
 }
 
 func uri(u string) routing.Destination { return routing.Destination{URI: u} }
 
 func trig(name, subscriber string, d *routing.Delivery) routing.Trigger {
-	return routing.Trigger{Object: obj(name), Subscriber: uri(subscriber), Delivery: d}
+	return routing.Trigger{Source: obj(name), Subscriber: uri(subscriber), Delivery: d}
 }
 
 func ms(n int) routing.Duration { return routing.Duration(time.Duration(n) * time.Millisecond) }

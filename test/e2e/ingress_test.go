@@ -17,7 +17,7 @@ func TestIngressAnswers(t *testing.T) {
 	sub := newSubscriber(t)
 	k := startKnc(t, table(
 		[]routing.Broker{broker("b", trig("t", sub.url("/t"), nil))},
-		channel("c", routing.Subscription{Object: obj("s"), Subscriber: &routing.Destination{URI: sub.url("/s")}}),
+		channel("c", routing.Subscription{Source: obj("s"), Subscriber: &routing.Destination{URI: sub.url("/s")}}),
 	), "--max-body-bytes", "1024")
 
 	binary := func(url string) *http.Request {

@@ -28,19 +28,19 @@ func ids(reqs []request) []string {
 func TestFilters(t *testing.T) {
 	sub := newSubscriber(t)
 	k := startKnc(t, table([]routing.Broker{broker("filters",
-		routing.Trigger{Object: obj("exact"), Subscriber: uri(sub.url("/exact")),
+		routing.Trigger{Source: obj("exact"), Subscriber: uri(sub.url("/exact")),
 			Filters: []routing.Filter{{Exact: map[string]string{"type": "order.created"}}}},
-		routing.Trigger{Object: obj("prefix"), Subscriber: uri(sub.url("/prefix")),
+		routing.Trigger{Source: obj("prefix"), Subscriber: uri(sub.url("/prefix")),
 			Filters: []routing.Filter{{Prefix: map[string]string{"source": "/shop/"}}}},
-		routing.Trigger{Object: obj("cesql"), Subscriber: uri(sub.url("/cesql")),
+		routing.Trigger{Source: obj("cesql"), Subscriber: uri(sub.url("/cesql")),
 			Filters: []routing.Filter{{CESQL: "source LIKE '/shop/%' AND subject = 'vip'"}}},
-		routing.Trigger{Object: obj("attributes"), Subscriber: uri(sub.url("/attributes")),
+		routing.Trigger{Source: obj("attributes"), Subscriber: uri(sub.url("/attributes")),
 			Attributes: map[string]string{"type": "order.created", "subject": ""}},
-		routing.Trigger{Object: obj("not"), Subscriber: uri(sub.url("/not")),
+		routing.Trigger{Source: obj("not"), Subscriber: uri(sub.url("/not")),
 			Filters: []routing.Filter{{Not: &routing.Filter{Suffix: map[string]string{"type": ".created"}}}}},
 		// Two Triggers with one subscriber: two deliveries per event.
-		routing.Trigger{Object: obj("shared-1"), Subscriber: uri(sub.url("/shared"))},
-		routing.Trigger{Object: obj("shared-2"), Subscriber: uri(sub.url("/shared"))},
+		routing.Trigger{Source: obj("shared-1"), Subscriber: uri(sub.url("/shared"))},
+		routing.Trigger{Source: obj("shared-2"), Subscriber: uri(sub.url("/shared"))},
 	)}))
 	send := func(id, typ, source, subject string) {
 		e := event{id: id, typ: typ, source: source}
@@ -85,8 +85,8 @@ func TestTriggerReplies(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	})
 	k := startKnc(t, table([]routing.Broker{broker("replies",
-		routing.Trigger{Object: obj("all"), Subscriber: uri(sub.url("/all"))},
-		routing.Trigger{Object: obj("only-b"), Subscriber: uri(sub.url("/b")), Attributes: map[string]string{"type": "b"}},
+		routing.Trigger{Source: obj("all"), Subscriber: uri(sub.url("/all"))},
+		routing.Trigger{Source: obj("only-b"), Subscriber: uri(sub.url("/b")), Attributes: map[string]string{"type": "b"}},
 	)}))
 	mustSend(t, k.brokerURL("replies"), event{id: "first", typ: "a"})
 
@@ -136,18 +136,18 @@ func TestChannels(t *testing.T) {
 	})
 	dest := func(path string) *routing.Destination { return &routing.Destination{URI: sub.url(path)} }
 	sub2 := func(name, path string) routing.Subscription {
-		return routing.Subscription{Object: obj(name), Subscriber: dest(path)}
+		return routing.Subscription{Source: obj(name), Subscriber: dest(path)}
 	}
 	retry := &routing.Delivery{Retry: 2, BackoffPolicy: routing.BackoffLinear, BackoffDelay: ms(20)}
 	k := startKnc(t, table(
 		[]routing.Broker{broker("sink", trig("from-channel", sub.url("/from-channel"), nil))},
 		channel("fanout", sub2("s1", "/a"), sub2("s2", "/b"), sub2("s3", "/a")),
-		channel("reply", routing.Subscription{Object: obj("s-reply"), Subscriber: dest("/replier"), Reply: dest("/reply-dest")}),
-		channel("reply-flaky", routing.Subscription{Object: obj("s-flaky"), Subscriber: dest("/replier-flaky"), Reply: dest("/reply-flaky"), Delivery: retry}),
-		channel("reply-broker", routing.Subscription{Object: obj("s-broker"), Subscriber: dest("/replier-to-broker"),
+		channel("reply", routing.Subscription{Source: obj("s-reply"), Subscriber: dest("/replier"), Reply: dest("/reply-dest")}),
+		channel("reply-flaky", routing.Subscription{Source: obj("s-flaky"), Subscriber: dest("/replier-flaky"), Reply: dest("/reply-flaky"), Delivery: retry}),
+		channel("reply-broker", routing.Subscription{Source: obj("s-broker"), Subscriber: dest("/replier-to-broker"),
 			Reply: &routing.Destination{Ref: &routing.Ref{APIVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: "e2e", Name: "sink"}}}),
 		channel("no-reply", sub2("s-nowhere", "/replier-nowhere")),
-		channel("reply-only", routing.Subscription{Object: obj("s-only-reply"), Reply: dest("/only-reply")}),
+		channel("reply-only", routing.Subscription{Source: obj("s-only-reply"), Reply: dest("/only-reply")}),
 	))
 	for _, c := range []string{"fanout", "reply", "reply-flaky", "reply-broker", "no-reply", "reply-only"} {
 		mustSend(t, k.channelURL(c), event{id: "to-" + c, typ: "t"})

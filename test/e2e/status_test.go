@@ -102,16 +102,16 @@ func TestStatusAndHeldEvents(t *testing.T) {
 	}
 	main := broker("main",
 		trig("ok", sub.url("/ok"), nil),
-		routing.Trigger{Object: obj("missing"), Subscriber: routing.Destination{Ref: ref("Service", "fn")}},
-		routing.Trigger{Object: obj("to-later"), Subscriber: routing.Destination{Ref: ref("Channel", "later")}},
+		routing.Trigger{Source: obj("missing"), Subscriber: routing.Destination{Ref: ref("Service", "fn")}},
+		routing.Trigger{Source: obj("to-later"), Subscriber: routing.Destination{Ref: ref("Channel", "later")}},
 	)
-	main.Object.Generation = 7
+	main.Source.Generation = 7
 	main.Delivery = &routing.Delivery{DeadLetterSink: &routing.Destination{Ref: ref("Channel", "dead")}}
 	tbl := table([]routing.Broker{main},
-		channel("dead", routing.Subscription{Object: obj("dead-sub"), Subscriber: &routing.Destination{URI: sub.url("/dead")}}),
+		channel("dead", routing.Subscription{Source: obj("dead-sub"), Subscriber: &routing.Destination{URI: sub.url("/dead")}}),
 		channel("chan",
-			routing.Subscription{Object: obj("s-ok"), Subscriber: &routing.Destination{URI: sub.url("/s")}},
-			routing.Subscription{Object: obj("s-bad"), Subscriber: &routing.Destination{URI: sub.url("/s")},
+			routing.Subscription{Source: obj("s-ok"), Subscriber: &routing.Destination{URI: sub.url("/s")}},
+			routing.Subscription{Source: obj("s-bad"), Subscriber: &routing.Destination{URI: sub.url("/s")},
 				Reply: &routing.Destination{Ref: ref("Broker", "nope")}},
 		),
 	)
@@ -187,7 +187,7 @@ func TestStatusAndHeldEvents(t *testing.T) {
 	rig.Eventually(t, 5*time.Second, "the clock to move past the first status", func() bool {
 		return time.Now().UTC().Format(time.RFC3339) != okSince
 	})
-	tbl.Channels = append(tbl.Channels, channel("later", routing.Subscription{Object: obj("later-sub"), Subscriber: &routing.Destination{URI: sub.url("/later")}}))
+	tbl.Channels = append(tbl.Channels, channel("later", routing.Subscription{Source: obj("later-sub"), Subscriber: &routing.Destination{URI: sub.url("/later")}}))
 	k.Reload(tbl)
 	rig.Eventually(t, 10*time.Second, "trigger to-later to become ready", func() bool {
 		return getStatus(t, k)["Trigger/to-later"].condition("Ready") == "True Ready"

@@ -99,10 +99,10 @@ func TestSIGKILLWhileReplyRetried(t *testing.T) {
 	replyDest := newCountingServer(t, unavailable)
 	retrying := rig.Retrying(1000, 50*time.Millisecond, time.Second, "")
 	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Channels: []routing.Channel{{
-		Object: routing.Object{Namespace: rig.Namespace, Name: "ch"},
+		Source: routing.Source{Namespace: rig.Namespace, Name: "ch"},
 		Path:   routing.ChannelPath(rig.Namespace, "ch"),
 		Subscriptions: []routing.Subscription{{
-			Object:     routing.Object{Namespace: rig.Namespace, Name: "s"},
+			Source:     routing.Source{Namespace: rig.Namespace, Name: "s"},
 			Subscriber: &routing.Destination{URI: replier.srv.URL + "/"},
 			Reply:      &routing.Destination{URI: replyDest.srv.URL + "/"},
 			Delivery:   retrying,

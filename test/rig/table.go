@@ -17,7 +17,7 @@ func Table(brokers ...routing.Broker) *routing.Table {
 // Broker returns a Broker of the rig's namespace.
 func Broker(name string, triggers ...routing.Trigger) routing.Broker {
 	return routing.Broker{
-		Object:   routing.Object{Namespace: Namespace, Name: name},
+		Source:   routing.Source{Namespace: Namespace, Name: name},
 		Path:     routing.BrokerPath(Namespace, name),
 		Triggers: triggers,
 	}
@@ -26,7 +26,7 @@ func Broker(name string, triggers ...routing.Trigger) routing.Broker {
 // Trigger returns a Trigger of every event to uri.
 func Trigger(name, uri string, d *routing.Delivery) routing.Trigger {
 	return routing.Trigger{
-		Object:     routing.Object{Namespace: Namespace, Name: name},
+		Source:     routing.Source{Namespace: Namespace, Name: name},
 		Subscriber: routing.Destination{URI: uri},
 		Delivery:   d,
 	}

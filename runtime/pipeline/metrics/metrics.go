@@ -95,7 +95,7 @@ type Source struct {
 
 // ForSource binds the metrics of the Broker or Channel o, which id names
 // among all sources; kind is "broker" or "channel".
-func (m *Set) ForSource(id, kind string, o routing.Object) *Source {
+func (m *Set) ForSource(id, kind string, o routing.Source) *Source {
 	l := []string{o.Namespace, kind, o.Name}
 	return &Source{
 		id:              id,
