@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,17 +66,36 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.CopyFS(ts.MkAbs(args[1]), os.DirFS(src)))
 }
 
+// givenPorts are the ports cmdFreePort has handed out in this process.
+// The kernel may offer a port again as soon as the probe closes it, so two
+// calls before either port is bound could otherwise return the same one.
+var givenPorts struct {
+	sync.Mutex
+	seen map[int]bool
+}
+
 // cmdFreePort sets the environment variable named by its argument to a TCP
-// port that is free on 127.0.0.1.
+// port that is free on 127.0.0.1 and was not handed out before.
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: freeport VAR")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	ts.Check(err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ts.Check(ln.Close())
-	ts.Setenv(args[0], strconv.Itoa(port))
+	givenPorts.Lock()
+	defer givenPorts.Unlock()
+	if givenPorts.seen == nil {
+		givenPorts.seen = map[int]bool{}
+	}
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		ts.Check(ln.Close())
+		if !givenPorts.seen[port] {
+			givenPorts.seen[port] = true
+			ts.Setenv(args[0], strconv.Itoa(port))
+			return
+		}
+	}
 }
 
 // cmdWaitFor waits until something accepts TCP connections at the host and
