@@ -27,7 +27,7 @@ func readyErr(u *unstructured.Unstructured) error {
 	if og != u.GetGeneration() {
 		return fmt.Errorf("%s: observedGeneration %d, generation %d", name, og, u.GetGeneration())
 	}
-	if c := condition(u, "Ready"); c == nil || c["status"] != "True" {
+	if c := rig.Condition(u, "Ready"); c == nil || c["status"] != "True" {
 		return fmt.Errorf("%s: Ready is %v", name, c)
 	}
 	str := func(path ...string) string {
@@ -105,7 +105,7 @@ func (c *cluster) live(t testing.TB, o *unstructured.Unstructured) *unstructured
 // waitReady waits until every object is Ready=True with its fields set.
 func (c *cluster) waitReady(t testing.TB, objs []*unstructured.Unstructured) {
 	t.Helper()
-	poll(t, t.Context(), func() error {
+	rig.Poll(t, t.Context(), time.Minute, func() error {
 		for _, o := range objs {
 			got, err := c.Dynamic().Resource(knativeResources[o.GetKind()]).Namespace(o.GetNamespace()).Get(t.Context(), o.GetName(), metav1.GetOptions{})
 			if err != nil {

@@ -115,36 +115,6 @@ func (c *cluster) deploy(t testing.TB, objs []*unstructured.Unstructured) {
 }
 
 // poll calls f until it returns nil, and fails the test with its last
-// error when ctx ends or a minute has passed.
-func poll(t testing.TB, ctx context.Context, f func() error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting: %v", err)
-		case <-tick.C:
-		}
-	}
-}
-
-func condition(u *unstructured.Unstructured, condType string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == condType {
-			return m
-		}
-	}
-	return nil
-}
 
 // mount writes data as the routing ConfigMap's new content in table.
 func mount(t testing.TB, table *rig.MountedTable, data []byte) {
@@ -247,7 +217,7 @@ func (s *sink) received(path, id string) bool {
 
 func (s *sink) waitFor(t testing.TB, path, id string) {
 	t.Helper()
-	poll(t, t.Context(), func() error {
+	rig.Poll(t, t.Context(), time.Minute, func() error {
 		if s.received(path, id) {
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -126,14 +127,14 @@ func (c *cluster) get(t testing.TB, kind, ns, name string) *unstructured.Unstruc
 func (c *cluster) waitCondition(t testing.TB, kind, ns, name, condType, status, reason string) *unstructured.Unstructured {
 	t.Helper()
 	var got *unstructured.Unstructured
-	poll(t, t.Context(), func() error {
+	rig.Poll(t, t.Context(), time.Minute, func() error {
 		var err error
 		got, err = c.Dynamic().Resource(knativeResources[kind]).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		og, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
-		cond := condition(got, condType)
+		cond := rig.Condition(got, condType)
 		if og != got.GetGeneration() || cond == nil || cond["status"] != status || cond["reason"] != reason {
 			return fmt.Errorf("%s %s: observedGeneration %d of %d, %s is %v; want %s %s", kind, name, og, got.GetGeneration(), condType, cond, status, reason)
 		}
@@ -179,7 +180,7 @@ func TestGitOpsLoop(t *testing.T) {
 	}
 	note := c.get(t, "Subscription", ns, "note")
 	wantSub := map[string]any{"uid": string(note.GetUID()), "observedGeneration": note.GetGeneration(), "ready": "True", "message": "the channel delivers to this subscription"}
-	poll(t, ctx, func() error {
+	rig.Poll(t, ctx, time.Minute, func() error {
 		subs, _, _ := unstructured.NestedSlice(c.get(t, "Channel", ns, "notes").Object, "status", "subscribers")
 		if len(subs) != 1 || fmt.Sprint(subs[0]) != fmt.Sprint(wantSub) {
 			return fmt.Errorf("Channel status.subscribers = %v, want [%v]", subs, wantSub)
@@ -202,13 +203,13 @@ func TestGitOpsLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := c.waitCondition(t, "Trigger", ns, "duck", "SubscriberResolved", "False", "Unresolved")
-		if ready := condition(got, "Ready"); ready["status"] != "False" || !strings.Contains(fmt.Sprint(ready["message"]), "does not exist") {
+		if ready := rig.Condition(got, "Ready"); ready["status"] != "False" || !strings.Contains(fmt.Sprint(ready["message"]), "does not exist") {
 			t.Errorf("Ready = %v, want False saying the Sink does not exist", ready)
 		}
 		// Flux's patch helper sends the conditions before the rest of
 		// status, so a reader may see the new conditions beside the old
 		// address for a moment; the address must still go.
-		poll(t, ctx, func() error {
+		rig.Poll(t, ctx, time.Minute, func() error {
 			got = c.get(t, "Trigger", ns, "duck")
 			if uri, _, _ := unstructured.NestedString(got.Object, "status", "subscriberUri"); uri != "" {
 				return fmt.Errorf("subscriberUri = %q, want it empty while unresolved", uri)
@@ -240,7 +241,7 @@ func TestGitOpsLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := c.waitCondition(t, "Trigger", ns, "orphan", "Ready", "False", "BrokerDoesNotExist")
-		if cond := condition(got, "BrokerReady"); cond["status"] != "False" || !strings.Contains(fmt.Sprint(cond["message"]), ns+"/nope") {
+		if cond := rig.Condition(got, "BrokerReady"); cond["status"] != "False" || !strings.Contains(fmt.Sprint(cond["message"]), ns+"/nope") {
 			t.Errorf("BrokerReady = %v, want False naming the Broker %s/nope", cond, ns)
 		}
 		if err := c.Dynamic().Resource(triggers).Namespace(ns).Delete(ctx, "orphan", metav1.DeleteOptions{}); err != nil {
@@ -258,7 +259,7 @@ func TestGitOpsLoop(t *testing.T) {
 		if got.GetGeneration() != 2 {
 			t.Errorf("generation %d, want 2", got.GetGeneration())
 		}
-		if msg := fmt.Sprint(condition(got, "Ready")["message"]); !strings.Contains(msg, "knc build") {
+		if msg := fmt.Sprint(rig.Condition(got, "Ready")["message"]); !strings.Contains(msg, "knc build") {
 			t.Errorf("NotCompiled message %q does not say to run knc build", msg)
 		}
 		checkArgoCDHealth(t, got, "Degraded")
@@ -413,7 +414,7 @@ spec:
 		// created.
 		pctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		poll(t, pctx, func() error {
+		rig.Poll(t, pctx, time.Minute, func() error {
 			err := edit("Broker", "other", func(u *unstructured.Unstructured) {
 				a := u.GetAnnotations()
 				a["eventing.knative.dev/broker.class"] = "MTChannelBasedBroker"

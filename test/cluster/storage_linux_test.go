@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/knc-dev/knc/test/rig"
 )
@@ -63,7 +64,7 @@ func TestFullVolumeIsReported(t *testing.T) {
 	f.Close()
 	// The store notices when a write fails: send events until one does.
 	broker := rt.URL + "/brokers/" + ns + "/default"
-	poll(t, t.Context(), func() error {
+	rig.Poll(t, t.Context(), time.Minute, func() error {
 		if code := post(t, broker, "fill", "t"); code != 503 {
 			return errors.New("the ingress still accepts events on a full volume")
 		}

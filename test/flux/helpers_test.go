@@ -10,44 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/knc-dev/knc/internal/kubetest"
 	"github.com/knc-dev/knc/test/rig"
 )
-
-// poll calls f until it returns nil, and fails the test with its last
-// error when ctx ends or timeout has passed.
-func poll(t testing.TB, ctx context.Context, timeout time.Duration, f func() error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting: %v", err)
-		case <-tick.C:
-		}
-	}
-}
-
-func condition(u *unstructured.Unstructured, condType string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == condType {
-			return m
-		}
-	}
-	return nil
-}
 
 // startRuntime runs knc runtime for namespace ns as cfg (a ServiceAccount's
 // token), reading its routing table from table.
@@ -113,7 +80,7 @@ func (s *sink) received(path, id string) bool {
 
 func (s *sink) waitFor(t testing.TB, path, id string) {
 	t.Helper()
-	poll(t, t.Context(), time.Minute, func() error {
+	rig.Poll(t, t.Context(), time.Minute, func() error {
 		if s.received(path, id) {
 			return nil
 		}

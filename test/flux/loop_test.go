@@ -275,7 +275,7 @@ func TestFluxLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, time.Minute, func() error {
+	rig.Poll(t, ctx, time.Minute, func() error {
 		if _, err := os.Stat(node.table.Path()); err != nil {
 			return fmt.Errorf("routing table not mounted yet: %w", err)
 		}
@@ -292,7 +292,7 @@ func TestFluxLoop(t *testing.T) {
 	for _, id := range health.healthChecks {
 		gvr := map[string]schema.GroupVersionResource{"Broker": brokers, "Trigger": triggers, "Channel": channels, "Subscription": subscriptions}[id.GroupKind.Kind]
 		live := mustGet(gvr, id.Name)
-		if c := condition(live, "Ready"); c == nil || c["status"] != "True" {
+		if c := rig.Condition(live, "Ready"); c == nil || c["status"] != "True" {
 			t.Errorf("%s %s Ready = %v while the Kustomization is Ready", id.GroupKind.Kind, id.Name, c)
 		}
 		argoHealth(t, live, "Healthy")
@@ -351,7 +351,7 @@ func TestFluxLoop(t *testing.T) {
 			t.Fatalf("orders filter %q after the reconcile, want refund", filter)
 		}
 		var lost []string
-		poll(t, ctx, time.Minute, func() error {
+		rig.Poll(t, ctx, time.Minute, func() error {
 			lost = lost[:0]
 			for _, id := range accepted {
 				if !subscribers.received("/all", id) {
@@ -426,7 +426,7 @@ func TestFluxLoop(t *testing.T) {
 			t.Errorf("Ready message %q does not carry %q", eventing.ready.Message, want)
 		}
 		live := mustGet(triggers, "orphan")
-		if c := condition(live, "Ready"); c == nil || c["status"] != "False" || c["reason"] != "BrokerDoesNotExist" {
+		if c := rig.Condition(live, "Ready"); c == nil || c["status"] != "False" || c["reason"] != "BrokerDoesNotExist" {
 			t.Errorf("orphan Ready = %v, want False BrokerDoesNotExist", c)
 		}
 		res, err := kstatus.Compute(live)
@@ -455,10 +455,10 @@ func TestFluxLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		var edited *unstructured.Unstructured
-		poll(t, ctx, time.Minute, func() error {
+		rig.Poll(t, ctx, time.Minute, func() error {
 			edited = mustGet(triggers, "orders")
 			og, _, _ := unstructured.NestedInt64(edited.Object, "status", "observedGeneration")
-			if c := condition(edited, "Ready"); og != edited.GetGeneration() || c == nil || c["reason"] != "NotCompiled" {
+			if c := rig.Condition(edited, "Ready"); og != edited.GetGeneration() || c == nil || c["reason"] != "NotCompiled" {
 				return fmt.Errorf("orders: observedGeneration %d of %d, Ready %v; want NotCompiled", og, edited.GetGeneration(), c)
 			}
 			return nil
@@ -474,7 +474,7 @@ func TestFluxLoop(t *testing.T) {
 		if restored.GetGeneration() <= edited.GetGeneration() {
 			t.Errorf("generation %d after the restore, want more than %d", restored.GetGeneration(), edited.GetGeneration())
 		}
-		if c := condition(restored, "Ready"); c == nil || c["status"] != "True" {
+		if c := rig.Condition(restored, "Ready"); c == nil || c["status"] != "True" {
 			t.Errorf("orders Ready = %v after the restore, want True", c)
 		}
 		argoHealth(t, restored, "Healthy")
