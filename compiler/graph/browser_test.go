@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,43 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/browsertest"
 )
-
-// chromium returns the path of a Chromium, installing Debian's package
-// when there is none and the test may; it skips the test, saying why, only
-// when Chromium cannot be had.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	apt, err := exec.LookPath("apt-get")
-	if err != nil || os.Geteuid() != 0 {
-		t.Skip("Chromium is not installed, and this user cannot install it: install Debian's chromium package (apt-get install chromium) to run the browser test")
-	}
-	install := func() ([]byte, error) {
-		return exec.Command(apt, "install", "-y", "--no-install-recommends", "chromium").CombinedOutput()
-	}
-	out, err := install()
-	if err != nil {
-		// The package lists may be missing or stale.
-		if upd, uerr := exec.Command(apt, "update").CombinedOutput(); uerr != nil {
-			out = append(out, upd...)
-		} else {
-			out, err = install()
-		}
-	}
-	if err != nil {
-		t.Skipf("Chromium is not installed, and apt-get install chromium failed (%v); install Debian's chromium package to run the browser test:\n%s", err, out)
-	}
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skipf("apt-get installed chromium, but it is not on PATH: %v", err)
-	}
-	return path
-}
 
 // browserGeometry is run in the page: the box of each node's outline and
 // of each text, as the browser lays them out in the SVG's user space.
@@ -132,7 +96,7 @@ func TestBrowserGeometry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser test starts Chromium; it runs without -short")
 	}
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browser),
 		chromedp.Headless,

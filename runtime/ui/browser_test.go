@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,48 +17,16 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/browsertest"
 	"github.com/knc-dev/knc/runtime/routing"
 )
-
-// findChromium returns a Chromium to drive. Without one it installs
-// Debian's package, when this user may; it skips only when Chromium
-// cannot be had at all, and says how to get it.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	aptGet, err := exec.LookPath("apt-get")
-	if err != nil || os.Geteuid() != 0 {
-		t.Skip("no Chromium, and this user cannot install one: apt-get install chromium (Debian's package) runs the browser test")
-	}
-	out, err := exec.Command(aptGet, "install", "-y", "--no-install-recommends", "chromium").CombinedOutput()
-	if err != nil {
-		// The package lists may be stale or missing: refresh, then retry.
-		if more, uerr := exec.Command(aptGet, "update").CombinedOutput(); uerr == nil {
-			out, err = exec.Command(aptGet, "install", "-y", "--no-install-recommends", "chromium").CombinedOutput()
-		} else {
-			out = append(out, more...)
-		}
-	}
-	if err != nil {
-		t.Skipf("no Chromium, and apt-get install chromium failed (%v): install Debian's chromium package to run the browser test\n%s", err, out)
-	}
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skipf("chromium was installed but is not on PATH: %v", err)
-	}
-	return path
-}
 
 // browser starts a headless Chromium with a fresh profile, and nothing it
 // would fetch by itself.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(findChromium(t)),
+		chromedp.ExecPath(browsertest.Chromium(t)),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
