@@ -1,8 +1,6 @@
 package rig
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -62,7 +60,8 @@ type ClusterRuntime struct {
 	// AdminURL is the admin listener's: /status, /metrics and /ui.
 	AdminURL string
 	cmd      *exec.Cmd
-	logs     *syncBuffer
+	logs     *lineLog
+	reloads  atomic.Int64
 	done     chan error
 }
 
@@ -84,7 +83,7 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := &ClusterRuntime{logs: &syncBuffer{}, done: make(chan error, 1)}
+	r := &ClusterRuntime{done: make(chan error, 1)}
 	r.cmd = exec.Command(bin, "runtime",
 		"--kubeconfig", kcPath,
 		"--namespace", ns,
@@ -106,19 +105,19 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 	}
 	urls := make(chan string, 1)
 	admins := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(r.logs, line)
-			if m := clusterReadyLine.FindStringSubmatch(line); m != nil {
-				urls <- m[1]
-			}
-			if m := clusterAdminLine.FindStringSubmatch(line); m != nil {
-				admins <- m[1]
-			}
+	r.logs = &lineLog{watch: func(line string) {
+		if m := clusterReadyLine.FindStringSubmatch(line); m != nil {
+			urls <- m[1]
 		}
+		if m := clusterAdminLine.FindStringSubmatch(line); m != nil {
+			admins <- m[1]
+		}
+		if strings.Contains(line, clusterReloadLine) {
+			r.reloads.Add(1)
+		}
+	}}
+	go func() {
+		r.logs.consume(stderr)
 		_, _ = io.Copy(io.Discard, stderr)
 		r.done <- r.cmd.Wait()
 	}()
@@ -155,23 +154,6 @@ func (r *ClusterRuntime) Logs() string { return r.logs.String() }
 
 // Reloads counts the routing tables the runtime reloaded from its file
 // after the first, from the line it logs for each.
-func (r *ClusterRuntime) Reloads() int {
-	return strings.Count(r.logs.String(), `msg="reloaded the routing table" path=`)
-}
+func (r *ClusterRuntime) Reloads() int { return int(r.reloads.Load()) }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+const clusterReloadLine = `msg="reloaded the routing table" path=`

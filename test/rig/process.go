@@ -1,15 +1,12 @@
 package rig
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,7 +60,8 @@ type Knc struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	url     string
-	log     *logBuffer
+	log     *lineLog
+	ready   chan string
 	done    chan struct{}
 	exitErr error
 	// Starts counts the processes started so far.
@@ -167,7 +165,15 @@ func (k *Knc) launch() {
 		"--ack-wait", "2s", "--log-level", "info")
 	args = append(args, k.args...)
 	cmd := exec.Command(k.bin, args...)
-	log := &logBuffer{ready: make(chan string, 1)}
+	ready := make(chan string, 1)
+	log := &lineLog{watch: func(line string) {
+		if m := readyLine.FindStringSubmatch(line); m != nil {
+			select {
+			case ready <- m[1]:
+			default:
+			}
+		}
+	}}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +196,7 @@ func (k *Knc) launch() {
 		close(done)
 	}()
 	k.mu.Lock()
-	k.cmd, k.log, k.done = cmd, log, done
+	k.cmd, k.log, k.ready, k.done = cmd, log, ready, done
 	k.Starts++
 	k.url = ""
 	k.mu.Unlock()
@@ -200,10 +206,10 @@ func (k *Knc) awaitReady() {
 	t := k.t
 	t.Helper()
 	k.mu.Lock()
-	log, done := k.log, k.done
+	log, ready, done := k.log, k.ready, k.done
 	k.mu.Unlock()
 	select {
-	case url := <-log.ready:
+	case url := <-ready:
 		k.mu.Lock()
 		k.url = url
 		k.mu.Unlock()
@@ -348,39 +354,6 @@ func terminate(cmd *exec.Cmd, done <-chan struct{}) (exited bool, err error) {
 func (k *Knc) Pid() int {
 	cmd, _ := k.current()
 	return cmd.Process.Pid
-}
-
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-	ready chan string
-}
-
-func (b *logBuffer) consume(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		b.mu.Lock()
-		// Keep the last lines only: a long run logs a lot.
-		if len(b.lines) >= 5000 {
-			b.lines = append(b.lines[:0], b.lines[2500:]...)
-		}
-		b.lines = append(b.lines, line)
-		b.mu.Unlock()
-		if m := readyLine.FindStringSubmatch(line); m != nil {
-			select {
-			case b.ready <- m[1]:
-			default:
-			}
-		}
-	}
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Join(b.lines, "\n")
 }
 
 // Eventually polls cond every few milliseconds until it holds, and fails
