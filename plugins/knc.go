@@ -46,11 +46,18 @@ const (
 const (
 	TablePath = "/etc/knc/routing/table.json"
 	DataDir   = "/var/lib/knc"
+	// TempDir is the container's writable /tmp, where Graphviz keeps the
+	// machine code it compiles from its WebAssembly at every start of knc.
+	TempDir = "/tmp"
 	HTTPPort  = 8080
 	// AdminPort serves /status, /metrics and the probes; the ingress
 	// Service does not expose it.
 	AdminPort = 9090
 )
+
+// tempSizeLimit bounds /tmp: Graphviz's compiled code takes about 6 MiB
+// per version of its WebAssembly runtime.
+var tempSizeLimit = resource.MustParse("64Mi")
 
 // MetricsService is the ClusterIP Service in front of the runtime's admin
 // port, for Prometheus to scrape; metricsLabel marks it, for the
@@ -406,11 +413,18 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 						VolumeMounts: []corev1.VolumeMount{
 							{Name: "routing", MountPath: "/etc/knc/routing", ReadOnly: true},
 							{Name: "data", MountPath: DataDir},
+							{Name: "tmp", MountPath: TempDir},
 						},
 					}},
 					Volumes: []corev1.Volume{
 						{Name: "routing", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: routesName}}}},
 						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: RuntimeDataVolume}}},
+						// The root file system is read-only. Without a
+						// writable /tmp every start of the container
+						// compiles Graphviz again (docs/cluster.md); with
+						// it, a restarted container finds the code of the
+						// one before.
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tempSizeLimit}}},
 					},
 				},
 			},

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Measures what Graphviz costs every knc process: go-graphviz compiles its
+# WebAssembly module to machine code when knc starts, whatever the command,
+# and keeps the code under $TMPDIR/go-graphviz. Each command runs cold (a
+# TMPDIR that does not exist, as in a container without a writable /tmp:
+# nothing is read or kept) and warm (a cache filled by a run before), and
+# the median wall time, CPU time and peak RSS of each is printed.
+#
+# usage: hack/bench-startup.sh [RUNS]   (default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+bin=$PWD/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$bin/knc" ./cmd/knc
+
+# shellcheck source=measure.sh
+. hack/measure.sh
+
+# 1,250 objects of the bench corpus hold 1,000 Triggers.
+corpus=$work/corpus
+mkdir -p "$corpus" "$work/cache"
+go run ./internal/benchcorpus/cmd/gen/main.go "$corpus" 1250
+TMPDIR=$work/cache "$bin/knc" version >/dev/null
+
+echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit}' /proc/cpuinfo)"
+for cmd in "version" "validate examples/quickstart" "graph -o svg $corpus"; do
+	label=${cmd/$corpus/1,000 Triggers}
+	# shellcheck disable=SC2086 # cmd is split into arguments on purpose
+	measure "cold: $label" env TMPDIR="$work/none" "$bin/knc" $cmd
+	# shellcheck disable=SC2086
+	measure "warm: $label" env TMPDIR="$work/cache" "$bin/knc" $cmd
+done
