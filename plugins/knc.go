@@ -48,8 +48,8 @@ const (
 	DataDir   = "/var/lib/knc"
 	// TempDir is the container's writable /tmp, where Graphviz keeps the
 	// machine code it compiles from its WebAssembly at every start of knc.
-	TempDir = "/tmp"
-	HTTPPort  = 8080
+	TempDir  = "/tmp"
+	HTTPPort = 8080
 	// AdminPort serves /status, /metrics and the probes; the ingress
 	// Service does not expose it.
 	AdminPort = 9090
