@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // MarkdownMarker starts every Markdown report, so that a bot can find its
@@ -96,7 +96,7 @@ func (r *Report) WriteMarkdown(w io.Writer, opts MarkdownOptions) error {
 	return bw.Flush()
 }
 
-func nodeCount(g *graph.Graph) int {
+func nodeCount(g *topology.Graph) int {
 	n := len(g.Outside)
 	for _, ns := range g.Namespaces {
 		n += len(ns.Sinks)
@@ -151,7 +151,7 @@ func inlineText(s string) string {
 // writeGraph draws g in Mermaid under a folded heading, or says why it
 // does not when g has more than limit nodes (0 means 150, about what a
 // comment still shows legibly).
-func writeGraph(bw *bufio.Writer, g *graph.Graph, title string, limit int) error {
+func writeGraph(bw *bufio.Writer, g *topology.Graph, title string, limit int) error {
 	if g == nil || g.Empty() {
 		return nil
 	}
@@ -163,7 +163,7 @@ func writeGraph(bw *bufio.Writer, g *graph.Graph, title string, limit int) error
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := graph.WriteMermaid(&buf, g); err != nil {
+	if err := topology.WriteMermaid(&buf, g); err != nil {
 		return err
 	}
 	fmt.Fprintf(bw, "<details open><summary>%s</summary>\n\n", escapeSummary(title))

@@ -10,6 +10,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -66,7 +67,7 @@ type Report struct {
 	Units []UnitReport `json:"units,omitempty"`
 
 	// Graph is the topology of what changed, for drawing.
-	Graph *graph.Graph `json:"-"`
+	Graph *topology.Graph `json:"-"`
 }
 
 // ObjectChange is an object added, removed or changed.
@@ -228,7 +229,7 @@ func Compare(base, head Side) *Report {
 	}
 	baseGraph, headGraph := graph.Build(base.Set, base.Table), graph.Build(head.Set, head.Table)
 	r.Routes = compareRoutes(baseGraph, headGraph)
-	r.Graph = graph.Changes(baseGraph, headGraph)
+	r.Graph = topology.Changes(baseGraph, headGraph)
 	r.summarise()
 	return r
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -13,7 +13,7 @@ import (
 // one has. A route is identified by where it starts, the Trigger or
 // Subscription it passes, and the objects it delivers to, so a subscriber
 // that moves is one route lost and one gained.
-func compareRoutes(base, head *graph.Graph) []RouteChange {
+func compareRoutes(base, head *topology.Graph) []RouteChange {
 	baseRoutes, headRoutes := routeSet(base), routeSet(head)
 	var out []RouteChange
 	for k, r := range headRoutes {
@@ -43,7 +43,7 @@ type routeKey struct {
 	subscriberPath, replyPath string
 }
 
-func routeSet(g *graph.Graph) map[routeKey]RouteChange {
+func routeSet(g *topology.Graph) map[routeKey]RouteChange {
 	out := map[routeKey]RouteChange{}
 	for _, ns := range g.Namespaces {
 		for _, s := range ns.Sources {
@@ -52,10 +52,10 @@ func routeSet(g *graph.Graph) map[routeKey]RouteChange {
 				k := routeKey{source: s.ID, via: r.ID}
 				for _, e := range r.Edges {
 					switch e.Role {
-					case graph.Subscriber:
+					case topology.Subscriber:
 						rc.Subscriber = describeEdge(e)
 						k.subscriber, k.subscriberPath = e.To, e.Path
-					case graph.Reply:
+					case topology.Reply:
 						rc.Reply = describeEdge(e)
 						k.reply, k.replyPath = e.To, e.Path
 					}
@@ -69,7 +69,7 @@ func routeSet(g *graph.Graph) map[routeKey]RouteChange {
 
 // describeEdge names where an edge delivers: its address when the
 // compiler resolved it, else the object it refers to.
-func describeEdge(e *graph.Edge) string {
+func describeEdge(e *topology.Edge) string {
 	if e.URI != "" {
 		return e.URI
 	}

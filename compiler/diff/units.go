@@ -6,10 +6,10 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
-	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // Sides is a project at one revision, deploy unit by deploy unit: each
@@ -34,7 +34,7 @@ type UnitReport struct {
 	Different bool    `json:"different"`
 	Summary   Summary `json:"summary"`
 
-	graph *graph.Graph
+	graph *topology.Graph
 }
 
 // PrepareUnits compiles the routing table of each deploy unit of a valid

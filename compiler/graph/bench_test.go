@@ -4,8 +4,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // textFormats are the formats knc writes without a layout.
@@ -40,14 +40,14 @@ func BenchmarkLayout(b *testing.B) {
 	if err := benchcorpus.WriteByKind(dir, benchcorpus.Shape{Objects: 1250, Namespaces: 10}); err != nil {
 		b.Fatal(err)
 	}
-	for name, g := range map[string]func() *graph.Graph{
-		"corpus-1000": func() *graph.Graph { return load(b, dir) },
-		"mesh-1000":   func() *graph.Graph { return project(b, mesh(1000)) },
+	for name, g := range map[string]func() *topology.Graph{
+		"corpus-1000": func() *topology.Graph { return load(b, dir) },
+		"mesh-1000":   func() *topology.Graph { return project(b, mesh(1000)) },
 	} {
 		b.Run(name, func(b *testing.B) {
 			g := g()
 			for b.Loop() {
-				if err := graph.WriteSVG(io.Discard, g); err != nil {
+				if err := topology.WriteSVG(io.Discard, g); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/internal/browsertest"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // browserGeometry is run in the page: the box of each node's outline and
@@ -117,18 +117,18 @@ func TestBrowserGeometry(t *testing.T) {
 	ctx, cancelBrowser := chromedp.NewContext(ctx)
 	defer cancelBrowser()
 
-	drawings := map[string]func(t *testing.T) *graph.Graph{
-		"mesh-40":  func(t *testing.T) *graph.Graph { return project(t, mesh(40)) },
-		"mesh-200": func(t *testing.T) *graph.Graph { return project(t, mesh(200)) },
+	drawings := map[string]func(t *testing.T) *topology.Graph{
+		"mesh-40":  func(t *testing.T) *topology.Graph { return project(t, mesh(40)) },
+		"mesh-200": func(t *testing.T) *topology.Graph { return project(t, mesh(200)) },
 	}
 	for name, dir := range goldenProjects {
-		drawings[name] = func(t *testing.T) *graph.Graph { return load(t, dir) }
+		drawings[name] = func(t *testing.T) *topology.Graph { return load(t, dir) }
 	}
 	dir := t.TempDir()
 	for name, draw := range drawings {
 		t.Run(name, func(t *testing.T) {
 			var svg bytes.Buffer
-			if err := graph.WriteSVG(&svg, draw(t)); err != nil {
+			if err := topology.WriteSVG(&svg, draw(t)); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join(dir, name+".svg")

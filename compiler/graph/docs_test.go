@@ -7,18 +7,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // docImages are the drawings docs/graph.md shows, each a project and the
 // part of it drawn.
 var docImages = map[string]struct {
-	files func(t *testing.T) *graph.Graph
-	sel   graph.Selection
+	files func(t *testing.T) *topology.Graph
+	sel   topology.Selection
 }{
-	"graph-quickstart.png": {func(t *testing.T) *graph.Graph { return load(t, "../../examples/quickstart") }, graph.Selection{}},
-	"graph-focus.png": {func(t *testing.T) *graph.Graph { return project(t, mesh(40)) },
-		graph.Selection{Focus: "Service/shop/svc-1", Depth: 2}},
+	"graph-quickstart.png": {func(t *testing.T) *topology.Graph { return load(t, "../../examples/quickstart") }, topology.Selection{}},
+	"graph-focus.png": {func(t *testing.T) *topology.Graph { return project(t, mesh(40)) },
+		topology.Selection{Focus: "Service/shop/svc-1", Depth: 2}},
 }
 
 // TestDocImages draws the images of docs/graph.md into docs/images with
@@ -33,7 +33,7 @@ func TestDocImages(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := graph.WritePNG(&buf, g); err != nil {
+			if err := topology.WritePNG(&buf, g); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join("..", "..", "docs", "images", name)

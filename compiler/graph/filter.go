@@ -1,112 +1,42 @@
 package graph
 
 import (
-	"maps"
-	"slices"
-	"strings"
-
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/runtime/routing"
 )
 
-// TriggerFilter writes the filter a Trigger applies as one CloudEvents SQL
-// style expression, the form every dialect can be read in: exact becomes
-// =, prefix and suffix become LIKE, all and any become AND and OR, an
-// attribute filter's empty value becomes EXISTS. It is empty when the
-// Trigger passes every event. As the runtime does, spec.filters wins over
-// spec.filter when both are set.
+// TriggerFilter writes the filter a Trigger applies as one expression (see
+// topology.DescribeFilter). Every dialect an entry of spec.filters sets is
+// written, not only the one the runtime evaluates, so that a manifest that
+// says more than Knative reads shows it.
 func TriggerFilter(t *model.Trigger) string {
-	if len(t.Spec.Filters) > 0 {
-		expr, _ := join(t.Spec.Filters, " AND ")
-		return expr
+	var attributes map[string]string
+	if t.Spec.Filter != nil {
+		attributes = t.Spec.Filter.Attributes
 	}
-	if t.Spec.Filter == nil {
-		return ""
-	}
-	return attributes(t.Spec.Filter.Attributes)
+	return topology.DescribeFilter(attributes, filters(t.Spec.Filters))
 }
 
-func attributes(attrs map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		if v := attrs[k]; v == "" {
-			parts = append(parts, "EXISTS "+k)
-		} else {
-			parts = append(parts, k+" = "+quote(v))
-		}
+func filters(in []model.SubscriptionsAPIFilter) []routing.Filter {
+	if len(in) == 0 {
+		return nil
 	}
-	return strings.Join(parts, " AND ")
+	out := make([]routing.Filter, len(in))
+	for i := range in {
+		out[i] = filter(&in[i])
+	}
+	return out
 }
 
-// condition is one part of an expression; a compound one joins several
-// conditions and is parenthesised inside another.
-type condition struct {
-	expr     string
-	compound bool
-}
-
-// join writes filters joined by op.
-func join(fs []model.SubscriptionsAPIFilter, op string) (string, bool) {
-	conds := make([]condition, len(fs))
-	for i, f := range fs {
-		conds[i] = filter(f)
-	}
-	return joinConditions(conds, op)
-}
-
-func joinConditions(conds []condition, op string) (string, bool) {
-	if len(conds) == 1 {
-		return conds[0].expr, conds[0].compound
-	}
-	parts := make([]string, len(conds))
-	for i, c := range conds {
-		parts[i] = c.expr
-		if c.compound {
-			parts[i] = "(" + c.expr + ")"
-		}
-	}
-	return strings.Join(parts, op), true
-}
-
-func filter(f model.SubscriptionsAPIFilter) condition {
-	var conds []condition
-	add := func(m map[string]string, cond func(k, v string) string) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			conds = append(conds, condition{expr: cond(k, m[k])})
-		}
-	}
-	add(f.Exact, func(k, v string) string { return k + " = " + quote(v) })
-	add(f.Prefix, func(k, v string) string { return k + " LIKE " + quote(likeEscape(v)+"%") })
-	add(f.Suffix, func(k, v string) string { return k + " LIKE " + quote("%"+likeEscape(v)) })
-	if len(f.All) > 0 {
-		expr, compound := join(f.All, " AND ")
-		conds = append(conds, condition{expr, compound})
-	}
-	if len(f.Any) > 0 {
-		expr, compound := join(f.Any, " OR ")
-		conds = append(conds, condition{expr, compound})
-	}
+func filter(f *model.SubscriptionsAPIFilter) routing.Filter {
+	out := routing.Filter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix, All: filters(f.All), Any: filters(f.Any)}
 	if f.Not != nil {
-		conds = append(conds, condition{expr: "NOT (" + filter(*f.Not).expr + ")"})
+		not := filter(f.Not)
+		out.Not = &not
 	}
 	if f.CESQL != nil {
-		// Its own precedence is unknown here: parenthesise it when it
-		// is combined with anything.
-		conds = append(conds, condition{expr: *f.CESQL, compound: true})
+		out.CESQL = *f.CESQL
 	}
-	if len(conds) == 0 {
-		return condition{expr: "TRUE"}
-	}
-	expr, compound := joinConditions(conds, " AND ")
-	return condition{expr, compound}
+	return out
 }
-
-// quote writes a CloudEvents SQL string literal.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "\\'") + "'"
-}
-
-// likeEscape escapes LIKE's wildcards, which prefix and suffix values match
-// literally.
-func likeEscape(s string) string { return likeEscaper.Replace(s) }
-
-var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // rect is an axis-aligned box in the SVG's user space.
@@ -264,10 +264,10 @@ func parseDrawing(t *testing.T, svg []byte) *drawing {
 // node, holding its name, inside the image; an edge with an arrowhead for
 // every delivery; and no two node boxes, edge labels or namespace titles
 // on top of one another.
-func checkSVG(t *testing.T, g *graph.Graph) *drawing {
+func checkSVG(t *testing.T, g *topology.Graph) *drawing {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := graph.WriteSVG(&buf, g); err != nil {
+	if err := topology.WriteSVG(&buf, g); err != nil {
 		t.Fatal(err)
 	}
 	d := parseDrawing(t, buf.Bytes())

@@ -12,6 +12,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 var update = os.Getenv("KNC_UPDATE") != ""
@@ -24,10 +25,10 @@ var goldenProjects = map[string]string{
 	"edge-cases":      "testdata/projects/edge-cases",
 }
 
-var formats = map[string]func(io.Writer, *graph.Graph) error{
-	"mmd": graph.WriteMermaid,
-	"dot": graph.WriteDOT,
-	"svg": graph.WriteSVG,
+var formats = map[string]func(io.Writer, *topology.Graph) error{
+	"mmd": topology.WriteMermaid,
+	"dot": topology.WriteDOT,
+	"svg": topology.WriteSVG,
 }
 
 // TestGolden compares the drawing of each project with its golden file.
@@ -89,7 +90,7 @@ func TestGolden(t *testing.T) {
 }
 
 // load compiles a project and draws it; the project must be valid.
-func load(t testing.TB, dir string) *graph.Graph {
+func load(t testing.TB, dir string) *topology.Graph {
 	t.Helper()
 	res, err := compiler.Load(compiler.Options{Paths: []string{dir}})
 	if err != nil {

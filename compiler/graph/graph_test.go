@@ -14,10 +14,11 @@ import (
 
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // project writes manifests into a temporary directory and draws them.
-func project(t testing.TB, files map[string]string) *graph.Graph {
+func project(t testing.TB, files map[string]string) *topology.Graph {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for name, content := range files {
@@ -31,9 +32,9 @@ func project(t testing.TB, files map[string]string) *graph.Graph {
 }
 
 // outline writes a graph as lines that are easy to compare.
-func outline(g *graph.Graph) []string {
+func outline(g *topology.Graph) []string {
 	var lines []string
-	edges := func(indent string, es []*graph.Edge) {
+	edges := func(indent string, es []*topology.Edge) {
 		for _, e := range es {
 			line := fmt.Sprintf("%s%s -> %s", indent, e.Role, e.To)
 			if e.Path != "" {
@@ -42,14 +43,14 @@ func outline(g *graph.Graph) []string {
 			if e.URI != "" {
 				line += " uri " + e.URI
 			}
-			if e.Status != graph.Unchanged {
+			if e.Status != topology.Unchanged {
 				line += " [" + e.Status.String() + "]"
 			}
 			lines = append(lines, line)
 		}
 	}
-	status := func(s graph.Status) string {
-		if s == graph.Unchanged {
+	status := func(s topology.Status) string {
+		if s == topology.Unchanged {
 			return ""
 		}
 		return " [" + s.String() + "]"
@@ -231,17 +232,17 @@ metadata: {name: second}
 		"  sink Service/default/new-app [added]",
 		"outside uri:http://example.com/gone",
 	}
-	changes := graph.Changes(base, head)
+	changes := topology.Changes(base, head)
 	if diff := cmp.Diff(want, outline(changes)); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if !graph.Changes(head, head).Empty() {
-		t.Errorf("a graph compared with itself has changes:\n%s", strings.Join(outline(graph.Changes(head, head)), "\n"))
+	if !topology.Changes(head, head).Empty() {
+		t.Errorf("a graph compared with itself has changes:\n%s", strings.Join(outline(topology.Changes(head, head)), "\n"))
 	}
 
 	// The changes draw, with their status.
 	var mermaid bytes.Buffer
-	if err := graph.WriteMermaid(&mermaid, changes); err != nil {
+	if err := topology.WriteMermaid(&mermaid, changes); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"classDef added", "classDef removed", "classDef changed", "linkStyle "} {
@@ -265,6 +266,7 @@ func TestTriggerFilter(t *testing.T) {
 		{"attributes", &model.TriggerFilter{Attributes: map[string]string{"type": "a", "source": ""}}, nil, "EXISTS source AND type = 'a'"},
 		{"filters win over filter", &model.TriggerFilter{Attributes: map[string]string{"type": "a"}}, []model.SubscriptionsAPIFilter{{Exact: map[string]string{"type": "b"}}}, "type = 'b'"},
 		{"prefix and suffix escape LIKE", nil, []model.SubscriptionsAPIFilter{{Prefix: map[string]string{"type": "a_b%"}}, {Suffix: map[string]string{"source": `x\`}}}, `type LIKE 'a\_b\%%' AND source LIKE '%x\\'`},
+		{"every dialect of one entry", nil, []model.SubscriptionsAPIFilter{{Exact: map[string]string{"type": "t"}, Prefix: map[string]string{"source": "s"}}}, "type = 't' AND source LIKE 's%'"},
 		{"quotes", nil, []model.SubscriptionsAPIFilter{{Exact: map[string]string{"type": "it's"}}}, `type = 'it\'s'`},
 		{"one cesql", nil, []model.SubscriptionsAPIFilter{{CESQL: str("a = 'x' OR b = 'y'")}}, "a = 'x' OR b = 'y'"},
 		{"cesql combined", nil, []model.SubscriptionsAPIFilter{{CESQL: str("a = 'x' OR b = 'y'")}, {Exact: map[string]string{"type": "t"}}}, "(a = 'x' OR b = 'y') AND type = 't'"},
@@ -291,7 +293,7 @@ func TestSVG(t *testing.T) {
 	for name, dir := range goldenProjects {
 		t.Run(name, func(t *testing.T) { checkSVG(t, load(t, dir)) })
 	}
-	t.Run("empty", func(t *testing.T) { checkSVG(t, &graph.Graph{}) })
+	t.Run("empty", func(t *testing.T) { checkSVG(t, &topology.Graph{}) })
 }
 
 // TestMeshSVG checks the geometry of generated meshes of 40 and 200
@@ -309,7 +311,7 @@ func TestMeshSVG(t *testing.T) {
 func TestPNG(t *testing.T) {
 	g := load(t, "../../examples/quickstart")
 	var buf bytes.Buffer
-	if err := graph.WritePNG(&buf, g); err != nil {
+	if err := topology.WritePNG(&buf, g); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&buf)

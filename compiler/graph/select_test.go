@@ -6,11 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // nodeIDs lists a graph's nodes in drawing order.
-func nodeIDs(g *graph.Graph) []string {
+func nodeIDs(g *topology.Graph) []string {
 	var ids []string
 	for _, ns := range g.Namespaces {
 		for _, s := range ns.Sources {
@@ -35,44 +35,44 @@ func TestSelect(t *testing.T) {
 	g := load(t, "../../examples/multi-namespace")
 	tests := []struct {
 		name string
-		sel  graph.Selection
+		sel  topology.Selection
 		want []string
 	}{
-		{"nothing selected", graph.Selection{}, nodeIDs(g)},
-		{"a namespace, with what its routes deliver to elsewhere", graph.Selection{Namespaces: []string{"payments"}}, []string{
+		{"nothing selected", topology.Selection{}, nodeIDs(g)},
+		{"a namespace, with what its routes deliver to elsewhere", topology.Selection{Namespaces: []string{"payments"}}, []string{
 			"Broker/payments/default", "Trigger/payments/announce-settled", "Trigger/payments/settle",
 			"Service/payments/payment-failures", "Service/payments/settlement",
 			"Channel/shipping/dispatch",
 		}},
-		{"a Broker name in every namespace", graph.Selection{Brokers: []string{"default"}}, []string{
+		{"a Broker name in every namespace", topology.Selection{Brokers: []string{"default"}}, []string{
 			"Broker/orders/default", "Trigger/orders/history", "Trigger/orders/payment-requests", "Service/orders/order-history",
 			"Broker/payments/default", "Trigger/payments/announce-settled", "Trigger/payments/settle",
 			"Service/payments/payment-failures", "Service/payments/settlement",
 			"Channel/shipping/dispatch",
 		}},
-		{"a Broker by namespace and name", graph.Selection{Brokers: []string{"orders/default"}}, []string{
+		{"a Broker by namespace and name", topology.Selection{Brokers: []string{"orders/default"}}, []string{
 			"Broker/orders/default", "Trigger/orders/history", "Trigger/orders/payment-requests", "Service/orders/order-history",
 			"Broker/payments/default",
 		}},
-		{"a Trigger's neighbours: its Broker and its subscriber", graph.Selection{Focus: "Trigger/orders/history", Depth: 1}, []string{
+		{"a Trigger's neighbours: its Broker and its subscriber", topology.Selection{Focus: "Trigger/orders/history", Depth: 1}, []string{
 			"Broker/orders/default", "Trigger/orders/history", "Service/orders/order-history",
 		}},
-		{"depth 0 keeps the Broker a Trigger belongs to", graph.Selection{Focus: "trigger/orders/history"}, []string{
+		{"depth 0 keeps the Broker a Trigger belongs to", topology.Selection{Focus: "trigger/orders/history"}, []string{
 			"Broker/orders/default", "Trigger/orders/history",
 		}},
-		{"a Service two steps out", graph.Selection{Focus: "Service/shipping/warehouse", Depth: 2}, []string{
+		{"a Service two steps out", topology.Selection{Focus: "Service/shipping/warehouse", Depth: 2}, []string{
 			"Channel/shipping/dispatch", "Subscription/shipping/warehouse", "Service/shipping/warehouse",
 		}},
-		{"a Broker three steps out reaches across namespaces", graph.Selection{Focus: "Broker/payments/default", Depth: 3}, []string{
+		{"a Broker three steps out reaches across namespaces", topology.Selection{Focus: "Broker/payments/default", Depth: 3}, []string{
 			"Broker/orders/default", "Trigger/orders/history", "Trigger/orders/payment-requests",
 			"Broker/payments/default", "Trigger/payments/announce-settled", "Trigger/payments/settle",
 			"Service/payments/payment-failures", "Service/payments/settlement",
 			"Channel/shipping/dispatch", "Subscription/shipping/carrier", "Subscription/shipping/warehouse",
 		}},
-		{"a URI", graph.Selection{Focus: "uri:https://carrier.example.com/webhooks/dispatch", Depth: 1}, []string{
+		{"a URI", topology.Selection{Focus: "uri:https://carrier.example.com/webhooks/dispatch", Depth: 1}, []string{
 			"Channel/shipping/dispatch", "Subscription/shipping/carrier", "uri:https://carrier.example.com/webhooks/dispatch",
 		}},
-		{"a focus within a namespace", graph.Selection{Namespaces: []string{"orders"}, Focus: "Broker/orders/default", Depth: 5}, []string{
+		{"a focus within a namespace", topology.Selection{Namespaces: []string{"orders"}, Focus: "Broker/orders/default", Depth: 5}, []string{
 			"Broker/orders/default", "Trigger/orders/history", "Trigger/orders/payment-requests", "Service/orders/order-history",
 			"Broker/payments/default",
 		}},
@@ -95,7 +95,7 @@ func TestSelectEdgesBetweenKeptNodes(t *testing.T) {
 	g := load(t, "../../examples/multi-namespace")
 	// The payments Broker is kept as the destination of orders' Trigger;
 	// its dead-letter sink is not, nor is the edge to it.
-	got, err := g.Select(graph.Selection{Brokers: []string{"orders/default"}})
+	got, err := g.Select(topology.Selection{Brokers: []string{"orders/default"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,30 +122,30 @@ func TestSelectErrors(t *testing.T) {
 	g := load(t, "../../examples/multi-namespace")
 	tests := []struct {
 		name string
-		sel  graph.Selection
-		want graph.SelectionError
+		sel  topology.Selection
+		want topology.SelectionError
 	}{
-		{"misspelt namespace", graph.Selection{Namespaces: []string{"shiping"}},
-			graph.SelectionError{Part: "namespace", Value: "shiping", Reason: `no Broker or Channel is in that namespace; did you mean "shipping"?`}},
-		{"namespace of Services only", graph.Selection{Namespaces: []string{"elsewhere"}},
-			graph.SelectionError{Part: "namespace", Value: "elsewhere", Reason: "no Broker or Channel is in that namespace"}},
-		{"misspelt Broker", graph.Selection{Brokers: []string{"defalt"}},
-			graph.SelectionError{Part: "broker", Value: "defalt", Reason: `no Broker has that name; did you mean "default"?`}},
-		{"Broker in another namespace", graph.Selection{Namespaces: []string{"shipping"}, Brokers: []string{"orders/default"}},
-			graph.SelectionError{Part: "broker", Value: "orders/default", Reason: "no Broker has that name"}},
-		{"misspelt focus", graph.Selection{Focus: "Trigger/payments/setle"},
-			graph.SelectionError{Part: "focus", Value: "Trigger/payments/setle", Reason: `no node of the graph has that name; did you mean "Trigger/payments/settle"?`}},
-		{"focus by name alone", graph.Selection{Focus: "settle"},
-			graph.SelectionError{Part: "focus", Value: "settle", Reason: "no node of the graph has that name; give KIND/NAMESPACE/NAME, such as Trigger/default/orders"}},
-		{"focus outside the namespaces", graph.Selection{Namespaces: []string{"orders"}, Focus: "Service/shipping/warehouse"},
-			graph.SelectionError{Part: "focus", Value: "Service/shipping/warehouse", Reason: "no node of the graph has that name"}},
-		{"negative depth", graph.Selection{Focus: "Broker/orders/default", Depth: -1},
-			graph.SelectionError{Part: "depth", Value: "-1", Reason: "give 0 or more steps"}},
+		{"misspelt namespace", topology.Selection{Namespaces: []string{"shiping"}},
+			topology.SelectionError{Part: "namespace", Value: "shiping", Reason: `no Broker or Channel is in that namespace; did you mean "shipping"?`}},
+		{"namespace of Services only", topology.Selection{Namespaces: []string{"elsewhere"}},
+			topology.SelectionError{Part: "namespace", Value: "elsewhere", Reason: "no Broker or Channel is in that namespace"}},
+		{"misspelt Broker", topology.Selection{Brokers: []string{"defalt"}},
+			topology.SelectionError{Part: "broker", Value: "defalt", Reason: `no Broker has that name; did you mean "default"?`}},
+		{"Broker in another namespace", topology.Selection{Namespaces: []string{"shipping"}, Brokers: []string{"orders/default"}},
+			topology.SelectionError{Part: "broker", Value: "orders/default", Reason: "no Broker has that name"}},
+		{"misspelt focus", topology.Selection{Focus: "Trigger/payments/setle"},
+			topology.SelectionError{Part: "focus", Value: "Trigger/payments/setle", Reason: `no node of the graph has that name; did you mean "Trigger/payments/settle"?`}},
+		{"focus by name alone", topology.Selection{Focus: "settle"},
+			topology.SelectionError{Part: "focus", Value: "settle", Reason: "no node of the graph has that name; give KIND/NAMESPACE/NAME, such as Trigger/default/orders"}},
+		{"focus outside the namespaces", topology.Selection{Namespaces: []string{"orders"}, Focus: "Service/shipping/warehouse"},
+			topology.SelectionError{Part: "focus", Value: "Service/shipping/warehouse", Reason: "no node of the graph has that name"}},
+		{"negative depth", topology.Selection{Focus: "Broker/orders/default", Depth: -1},
+			topology.SelectionError{Part: "depth", Value: "-1", Reason: "give 0 or more steps"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := g.Select(tt.sel)
-			got, ok := errors.AsType[*graph.SelectionError](err)
+			got, ok := errors.AsType[*topology.SelectionError](err)
 			if !ok {
 				t.Fatalf("Select = %v, want a *SelectionError", err)
 			}

@@ -11,13 +11,14 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 func newGraphCmd() *cobra.Command {
 	var (
 		flags  loadFlags
 		output string
-		sel    graph.Selection
+		sel    topology.Selection
 	)
 	cmd := &cobra.Command{
 		Use:   "graph [PATH...]",
@@ -82,7 +83,7 @@ The output is deterministic: the same manifests give the same bytes.`,
 				return err
 			}
 			if g, err = g.Select(sel); err != nil {
-				if e, ok := errors.AsType[*graph.SelectionError](err); ok {
+				if e, ok := errors.AsType[*topology.SelectionError](err); ok {
 					return usageError("--%s %s: %s", e.Part, e.Value, e.Reason)
 				}
 				return err
@@ -101,7 +102,7 @@ The output is deterministic: the same manifests give the same bytes.`,
 
 // loadGraph loads and checks the manifests, reporting invalid ones as
 // validate does, and draws their topology.
-func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*graph.Graph, error) {
+func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*topology.Graph, error) {
 	res, err := flags.load(args)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*graph.Grap
 	return g, nil
 }
 
-func buildGraph(res *compiler.Result) (*graph.Graph, diag.List) {
+func buildGraph(res *compiler.Result) (*topology.Graph, diag.List) {
 	table, diags := routes.Compile(res.Set, res.Config)
 	if len(diags) > 0 {
 		return nil, diags.Sorted()
@@ -129,18 +130,18 @@ func buildGraph(res *compiler.Result) (*graph.Graph, diag.List) {
 	return graph.Build(res.Set, table), nil
 }
 
-func writeGraph(w io.Writer, format string, g *graph.Graph) error {
+func writeGraph(w io.Writer, format string, g *topology.Graph) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
 	case "dot":
-		err = graph.WriteDOT(bw, g)
+		err = topology.WriteDOT(bw, g)
 	case "svg":
-		err = graph.WriteSVG(bw, g)
+		err = topology.WriteSVG(bw, g)
 	case "png":
-		err = graph.WritePNG(bw, g)
+		err = topology.WritePNG(bw, g)
 	default:
-		err = graph.WriteMermaid(bw, g)
+		err = topology.WriteMermaid(bw, g)
 	}
 	if err == nil {
 		err = bw.Flush()

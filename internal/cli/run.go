@@ -18,6 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -247,10 +248,10 @@ func waitRun(ctx context.Context, eng *engine.Engine, load func() (*routing.Tabl
 type drawings struct {
 	mu     sync.Mutex
 	tables [2]*routing.Table
-	graphs [2]*graph.Graph
+	graphs [2]*topology.Graph
 }
 
-func (d *drawings) add(t *routing.Table, g *graph.Graph) {
+func (d *drawings) add(t *routing.Table, g *topology.Graph) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.tables[0], d.graphs[0] = d.tables[1], d.graphs[1]
@@ -258,7 +259,7 @@ func (d *drawings) add(t *routing.Table, g *graph.Graph) {
 }
 
 // of returns the graph of t, nil for a table read from a file.
-func (d *drawings) of(t *routing.Table) *graph.Graph {
+func (d *drawings) of(t *routing.Table) *topology.Graph {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i, dt := range d.tables {

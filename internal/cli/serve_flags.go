@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/safeio"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
@@ -109,7 +109,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 //
 // draw, when set, returns the graph knc graph makes of the project a table
 // was compiled from, nil when it does not know the table.
-func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *project.Config, eng func() *engine.Engine, draw func(*routing.Table) *graph.Graph) error {
+func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *project.Config, eng func() *engine.Engine, draw func(*routing.Table) *topology.Graph) error {
 	n := 0
 	if cfg != nil && cfg.Runtime != nil && cfg.Runtime.UI != nil && cfg.Runtime.UI.RecentEvents != nil {
 		n = int(*cfg.Runtime.UI.RecentEvents)

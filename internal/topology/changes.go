@@ -1,4 +1,4 @@
-package graph
+package topology
 
 import "slices"
 
@@ -12,9 +12,9 @@ func Changes(base, head *Graph) *Graph {
 	baseSources, headSources := base.sourcesByID(), head.sourcesByID()
 	baseSinks, headSinks := base.sinksByID(), head.sinksByID()
 
-	out := &builder{namespaces: map[string]*Namespace{}, sources: map[string]*Source{}, sinks: map[string]*Sink{}}
+	sources, sinks := map[string]*Source{}, map[string]*Sink{}
 	keep := func(s *Source) {
-		out.sources[s.ID] = s
+		sources[s.ID] = s
 	}
 	for id, h := range headSources {
 		b, ok := baseSources[id]
@@ -33,20 +33,20 @@ func Changes(base, head *Graph) *Graph {
 	}
 	// Bring along the sinks the kept edges point at, marked by whether
 	// they exist at either revision only.
-	for _, s := range out.sources {
+	for _, s := range sources {
 		for _, e := range s.allEdges() {
-			if _, ok := out.sources[e.To]; ok {
+			if _, ok := sources[e.To]; ok {
 				continue
 			}
-			if _, ok := out.sinks[e.To]; ok {
+			if _, ok := sinks[e.To]; ok {
 				continue
 			}
 			if sink := sinkFor(e.To, baseSinks, headSinks, baseSources, headSources); sink != nil {
-				out.sinks[e.To] = sink
+				sinks[e.To] = sink
 			}
 		}
 	}
-	return out.finish()
+	return Assemble(sources, sinks)
 }
 
 func (s *Source) allEdges() []*Edge {

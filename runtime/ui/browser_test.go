@@ -18,6 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/browsertest"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -52,12 +53,12 @@ func browser(t *testing.T) context.Context {
 // localQuickstart compiles examples/quickstart as knc run --services-url
 // does, every Service at subscriber, and returns its table and the graph
 // knc graph makes of it.
-func localQuickstart(t *testing.T, subscriber string) (*routing.Table, *graph.Graph) {
+func localQuickstart(t *testing.T, subscriber string) (*routing.Table, *topology.Graph) {
 	return localExample(t, "quickstart", subscriber)
 }
 
 // localExample is localQuickstart for any example.
-func localExample(t *testing.T, name, subscriber string) (*routing.Table, *graph.Graph) {
+func localExample(t *testing.T, name, subscriber string) (*routing.Table, *topology.Graph) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
 	if err != nil {
@@ -233,19 +234,19 @@ func manyTriggers(n int, subscriber string) *routing.Table {
 func TestBrowserLoadsEveryTopology(t *testing.T) {
 	ctx := browser(t)
 	ok, _, received := subscribers(t)
-	type topology struct {
+	type example struct {
 		name  string
 		table *routing.Table
-		graph *graph.Graph
+		graph *topology.Graph
 	}
-	var tops []topology
+	var tops []example
 	// examples/plugin is left out: its Broker is of a class another
 	// plugin runs, so that knc run has nothing of it to serve.
 	for _, name := range []string{"quickstart", "multi-namespace", "policies"} {
 		table, g := localExample(t, name, ok)
-		tops = append(tops, topology{name, table, g})
+		tops = append(tops, example{name, table, g})
 	}
-	tops = append(tops, topology{name: "200 Triggers", table: manyTriggers(200, ok)})
+	tops = append(tops, example{name: "200 Triggers", table: manyTriggers(200, ok)})
 	for _, top := range tops {
 		t.Run(top.name, func(t *testing.T) {
 			if len(top.table.Brokers) == 0 && len(top.table.Channels) == 0 {

@@ -1,5 +1,5 @@
 // Package ui serves the runtime's live page at /ui: the topology of the
-// routing table, drawn by compiler/graph as knc graph draws it, each
+// routing table, drawn by internal/topology as knc graph draws it, each
 // Broker's, Channel's, Trigger's and Subscription's Ready condition, and
 // their counters, sent again as server-sent events while they change.
 //
@@ -10,4 +10,8 @@
 //
 // Its script and style sheet are embedded: the page loads nothing from
 // elsewhere and works offline.
+//
+// Like every runtime package, it must not import the compiler
+// (github.com/knc-dev/knc/compiler/...): it builds its graph from the
+// routing table, the one contract between the two.
 package ui

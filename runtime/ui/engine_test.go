@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
@@ -37,7 +37,7 @@ type setup struct {
 	separateAdmin bool
 	recentEvents  int
 	// graph is the project's graph the page draws, as knc run gives it.
-	graph *graph.Graph
+	graph *topology.Graph
 }
 
 // serve starts a real engine, with its embedded NATS server, that serves
@@ -59,7 +59,7 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 			Gatherer: reg,
 			Recent:   recent,
 			Interval: 20 * time.Millisecond,
-			Graph: func(*routing.Table) *graph.Graph {
+			Graph: func(*routing.Table) *topology.Graph {
 				return s.graph
 			},
 		}),

@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/knc-dev/knc/compiler/graph"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
@@ -45,7 +45,7 @@ type Inputs struct {
 	// Graph, when set, returns the graph knc graph makes of the project a
 	// table was compiled from, which names the objects the table holds
 	// only the addresses of; nil, or a nil result, draws the table alone.
-	Graph func(*routing.Table) *graph.Graph
+	Graph func(*routing.Table) *topology.Graph
 }
 
 // Handler serves the page:
@@ -68,7 +68,7 @@ type Handler struct {
 
 // drawing is a table's topology and its SVG, drawn once per table.
 type drawing struct {
-	top *topology
+	top *view
 	svg []byte
 	err error
 }
@@ -153,13 +153,13 @@ func (h *Handler) current() *drawing {
 	if h.drawing != nil && h.drawnFor == t {
 		return h.drawing
 	}
-	var drawn *graph.Graph
+	var drawn *topology.Graph
 	if h.in.Graph != nil {
 		drawn = h.in.Graph(t)
 	}
-	d := &drawing{top: buildTopology(t, drawn)}
+	d := &drawing{top: buildView(t, drawn)}
 	var buf bytes.Buffer
-	if d.err = graph.WriteSVG(&buf, d.top.graph); d.err == nil {
+	if d.err = topology.WriteSVG(&buf, d.top.graph); d.err == nil {
 		d.svg = buf.Bytes()
 	}
 	h.drawnFor, h.drawing = t, d

@@ -1,16 +1,13 @@
 package ui
 
 import (
-	"cmp"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/knc-dev/knc/compiler/graph"
-	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
@@ -36,31 +33,30 @@ type Node struct {
 	Path string `json:"path,omitempty"`
 }
 
-// topology is a table drawn: the graph compiler/graph renders, and the
+// view is a table drawn: the graph package topology renders, and the
 // nodes of the page in the order the graph names them.
-type topology struct {
-	graph *graph.Graph
+type view struct {
+	graph *topology.Graph
 	nodes []Node
 }
 
-// buildTopology turns a routing table into the graph knc graph draws from
-// a project, or takes drawn, that graph, when it is known.
-func buildTopology(t *routing.Table, drawn *graph.Graph) *topology {
+// buildView turns a routing table into the graph knc graph draws from a
+// project, or takes drawn, that graph, when it is known.
+func buildView(t *routing.Table, drawn *topology.Graph) *view {
 	b := &tableGraph{
-		namespaces: map[string]*graph.Namespace{},
-		sources:    map[string]*graph.Source{},
-		sinks:      map[string]*graph.Sink{},
+		sources: map[string]*topology.Source{},
+		sinks:   map[string]*topology.Sink{},
 	}
 	if t != nil {
 		b.addresses = map[string]string{}
 		for _, br := range t.Brokers {
 			if br.Address != "" {
-				b.addresses[br.Address] = nodeID(graph.KindBroker, br.Namespace, br.Name)
+				b.addresses[br.Address] = nodeID(topology.KindBroker, br.Namespace, br.Name)
 			}
 		}
 		for _, ch := range t.Channels {
 			if ch.Address != "" {
-				b.addresses[ch.Address] = nodeID(graph.KindChannel, ch.Namespace, ch.Name)
+				b.addresses[ch.Address] = nodeID(topology.KindChannel, ch.Namespace, ch.Name)
 			}
 		}
 		for i := range t.Brokers {
@@ -81,7 +77,7 @@ func buildTopology(t *routing.Table, drawn *graph.Graph) *topology {
 // nameShort gives the nodes the short names the renderer gives the boxes
 // of top.graph: n0, n1, … in the order of its namespaces, each with its
 // sources, each followed by its routes, then its sinks.
-func (top *topology) nameShort() {
+func (top *view) nameShort() {
 	short := map[string]string{}
 	count := 0
 	next := func() string {
@@ -106,9 +102,8 @@ func (top *topology) nameShort() {
 }
 
 type tableGraph struct {
-	namespaces map[string]*graph.Namespace
-	sources    map[string]*graph.Source
-	sinks      map[string]*graph.Sink
+	sources map[string]*topology.Source
+	sinks   map[string]*topology.Sink
 	// filters and subscribers of the routes, by route ID.
 	filters     map[string]string
 	subscribers map[string]string
@@ -121,14 +116,14 @@ type tableGraph struct {
 func nodeID(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 func (b *tableGraph) broker(br *routing.Broker) {
-	s := b.source(graph.KindBroker, br.Source, br.Address, br.Path)
-	s.Class = model.BrokerClassKnc
+	s := b.source(topology.KindBroker, br.Source, br.Address, br.Path)
+	s.Class = servedBrokerClass
 	s.Edges = b.deadLetter(br.Delivery, s.Edges)
 	for _, tr := range br.Triggers {
-		r := &graph.Route{ID: nodeID(graph.KindTrigger, tr.Namespace, tr.Name), Kind: graph.KindTrigger, Namespace: tr.Namespace, Name: tr.Name}
-		r.Filter = graph.TriggerFilter(modelTrigger(&tr))
+		r := &topology.Route{ID: nodeID(topology.KindTrigger, tr.Namespace, tr.Name), Kind: topology.KindTrigger, Namespace: tr.Namespace, Name: tr.Name}
+		r.Filter = topology.DescribeFilter(tr.Attributes, tr.Filters)
 		sub := tr.Subscriber
-		r.Edges = append(r.Edges, b.edge(graph.Subscriber, &sub))
+		r.Edges = append(r.Edges, b.edge(topology.Subscriber, &sub))
 		// The table holds the effective delivery, the Broker's when the
 		// Trigger sets none: draw the dead-letter sink at the Trigger only
 		// when it is its own.
@@ -141,15 +136,15 @@ func (b *tableGraph) broker(br *routing.Broker) {
 }
 
 func (b *tableGraph) channel(ch *routing.Channel) {
-	s := b.source(graph.KindChannel, ch.Source, ch.Address, ch.Path)
+	s := b.source(topology.KindChannel, ch.Source, ch.Address, ch.Path)
 	s.Edges = b.deadLetter(ch.Delivery, s.Edges)
 	for _, sub := range ch.Subscriptions {
-		r := &graph.Route{ID: nodeID(graph.KindSubscription, sub.Namespace, sub.Name), Kind: graph.KindSubscription, Namespace: sub.Namespace, Name: sub.Name}
+		r := &topology.Route{ID: nodeID(topology.KindSubscription, sub.Namespace, sub.Name), Kind: topology.KindSubscription, Namespace: sub.Namespace, Name: sub.Name}
 		if sub.Subscriber != nil {
-			r.Edges = append(r.Edges, b.edge(graph.Subscriber, sub.Subscriber))
+			r.Edges = append(r.Edges, b.edge(topology.Subscriber, sub.Subscriber))
 		}
 		if sub.Reply != nil {
-			r.Edges = append(r.Edges, b.edge(graph.Reply, sub.Reply))
+			r.Edges = append(r.Edges, b.edge(topology.Reply, sub.Reply))
 		}
 		if ownDeadLetter(sub.Delivery, ch.Delivery) {
 			r.Edges = b.deadLetter(sub.Delivery, r.Edges)
@@ -168,7 +163,7 @@ func ownDeadLetter(route, source *routing.Delivery) bool {
 	return source == nil || describe(route.DeadLetterSink) != describe(source.DeadLetterSink)
 }
 
-func (b *tableGraph) route(r *graph.Route, subscriber string) {
+func (b *tableGraph) route(r *topology.Route, subscriber string) {
 	if b.filters == nil {
 		b.filters, b.subscribers = map[string]string{}, map[string]string{}
 	}
@@ -176,22 +171,22 @@ func (b *tableGraph) route(r *graph.Route, subscriber string) {
 	b.subscribers[r.ID] = subscriber
 }
 
-func (b *tableGraph) source(kind string, o routing.Source, address, path string) *graph.Source {
+func (b *tableGraph) source(kind string, o routing.Source, address, path string) *topology.Source {
 	id := nodeID(kind, o.Namespace, o.Name)
 	if b.paths == nil {
 		b.paths = map[string]string{}
 	}
 	b.paths[id] = path
-	s := &graph.Source{ID: id, Kind: kind, Namespace: o.Namespace, Name: o.Name, Served: true, Address: redact.URI(address)}
+	s := &topology.Source{ID: id, Kind: kind, Namespace: o.Namespace, Name: o.Name, Served: true, Address: redact.URI(address)}
 	b.sources[id] = s
 	return s
 }
 
-func (b *tableGraph) deadLetter(d *routing.Delivery, edges []*graph.Edge) []*graph.Edge {
+func (b *tableGraph) deadLetter(d *routing.Delivery, edges []*topology.Edge) []*topology.Edge {
 	if d == nil || d.DeadLetterSink == nil {
 		return edges
 	}
-	return append(edges, b.edge(graph.DeadLetter, d.DeadLetterSink))
+	return append(edges, b.edge(topology.DeadLetter, d.DeadLetterSink))
 }
 
 // edge makes the edge to a destination, and its sink unless it is a
@@ -201,29 +196,29 @@ func (b *tableGraph) deadLetter(d *routing.Delivery, edges []*graph.Edge) []*gra
 // address of a Broker or Channel of the table goes to it, and one of a
 // Service in the cluster (http://NAME.NAMESPACE.svc…) to that Service, as
 // knc graph draws the reference the URI was resolved from.
-func (b *tableGraph) edge(role graph.Role, d *routing.Destination) *graph.Edge {
+func (b *tableGraph) edge(role topology.Role, d *routing.Destination) *topology.Edge {
 	uri := redact.URI(d.URI)
 	if d.Ref == nil {
 		if id, ok := b.addresses[d.URI]; ok {
-			return &graph.Edge{Role: role, To: id, URI: uri}
+			return &topology.Edge{Role: role, To: id, URI: uri}
 		}
 		if ns, name, path, ok := clusterService(d.URI); ok {
-			e := &graph.Edge{Role: role, To: nodeID(kindService, ns, name), Path: redact.URI(path), URI: uri}
+			e := &topology.Edge{Role: role, To: nodeID(kindService, ns, name), Path: redact.URI(path), URI: uri}
 			if _, ok := b.sinks[e.To]; !ok {
-				b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: kindService, Namespace: ns, Name: name}
+				b.sinks[e.To] = &topology.Sink{ID: e.To, Kind: kindService, Namespace: ns, Name: name}
 			}
 			return e
 		}
-		e := &graph.Edge{Role: role, To: "uri:" + uri, URI: uri}
+		e := &topology.Edge{Role: role, To: "uri:" + uri, URI: uri}
 		if _, ok := b.sinks[e.To]; !ok {
-			b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: graph.KindURI, URI: uri}
+			b.sinks[e.To] = &topology.Sink{ID: e.To, Kind: topology.KindURI, URI: uri}
 		}
 		return e
 	}
-	kind := knative.KindLabel(model.Group(d.Ref.APIVersion), d.Ref.Kind)
-	e := &graph.Edge{Role: role, To: nodeID(kind, d.Ref.Namespace, d.Ref.Name), Path: uri}
+	kind := knative.KindLabel(apiGroup(d.Ref.APIVersion), d.Ref.Kind)
+	e := &topology.Edge{Role: role, To: nodeID(kind, d.Ref.Namespace, d.Ref.Name), Path: uri}
 	if _, ok := b.sinks[e.To]; !ok {
-		b.sinks[e.To] = &graph.Sink{ID: e.To, Kind: kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}
+		b.sinks[e.To] = &topology.Sink{ID: e.To, Kind: kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name}
 	}
 	return e
 }
@@ -261,51 +256,17 @@ func describe(d *routing.Destination) string {
 	if d.Ref == nil {
 		return redact.URI(d.URI)
 	}
-	s := knative.KindLabel(model.Group(d.Ref.APIVersion), d.Ref.Kind) + " " + d.Ref.Namespace + "/" + d.Ref.Name
+	s := knative.KindLabel(apiGroup(d.Ref.APIVersion), d.Ref.Kind) + " " + d.Ref.Namespace + "/" + d.Ref.Name
 	if d.URI != "" {
 		s += " " + redact.URI(d.URI)
 	}
 	return s
 }
 
-// finish places every node in its namespace, sorted as graph.Build sorts.
-func (b *tableGraph) finish() *topology {
-	g := &graph.Graph{}
-	ns := func(name string) *graph.Namespace {
-		n, ok := b.namespaces[name]
-		if !ok {
-			n = &graph.Namespace{Name: name}
-			b.namespaces[name] = n
-			g.Namespaces = append(g.Namespaces, n)
-		}
-		return n
-	}
-	for _, s := range b.sources {
-		n := ns(s.Namespace)
-		n.Sources = append(n.Sources, s)
-		slices.SortFunc(s.Routes, func(x, y *graph.Route) int { return cmp.Compare(x.ID, y.ID) })
-	}
-	for id, s := range b.sinks {
-		if _, ok := b.sources[id]; ok {
-			continue
-		}
-		if s.Kind == graph.KindURI {
-			g.Outside = append(g.Outside, s)
-			continue
-		}
-		n := ns(s.Namespace)
-		n.Sinks = append(n.Sinks, s)
-	}
-	slices.SortFunc(g.Namespaces, func(x, y *graph.Namespace) int { return cmp.Compare(x.Name, y.Name) })
-	for _, n := range g.Namespaces {
-		slices.SortFunc(n.Sources, func(x, y *graph.Source) int {
-			return cmp.Or(cmp.Compare(kindRank(x.Kind), kindRank(y.Kind)), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name))
-		})
-		slices.SortFunc(n.Sinks, compareSinks)
-	}
-	slices.SortFunc(g.Outside, compareSinks)
-
-	top := &topology{graph: g}
+// finish places every node in its namespace, as knc graph places them.
+func (b *tableGraph) finish() *view {
+	g := topology.Assemble(b.sources, b.sinks)
+	top := &view{graph: g}
 	for _, n := range g.Namespaces {
 		for _, s := range n.Sources {
 			top.nodes = append(top.nodes, Node{ID: s.ID, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Path: b.paths[s.ID]})
@@ -321,51 +282,15 @@ func (b *tableGraph) finish() *topology {
 	return top
 }
 
-func kindRank(kind string) int {
-	if kind == graph.KindBroker {
-		return 0
-	}
-	return 1
-}
+// servedBrokerClass is the class of every Broker a routing table holds:
+// the runtime serves only Brokers of knc's own class.
+const servedBrokerClass = "knc"
 
-func compareSinks(x, y *graph.Sink) int {
-	return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name), cmp.Compare(x.URI, y.URI))
-}
-
-// modelTrigger gives graph.TriggerFilter the filter of a table's Trigger
-// in the form of the manifest it was compiled from.
-func modelTrigger(tr *routing.Trigger) *model.Trigger {
-	m := &model.Trigger{}
-	if len(tr.Filters) > 0 {
-		m.Spec.Filters = modelFilters(tr.Filters)
-	} else if len(tr.Attributes) > 0 {
-		m.Spec.Filter = &model.TriggerFilter{Attributes: tr.Attributes}
+// apiGroup returns the API group of an apiVersion, "" for the core group.
+func apiGroup(apiVersion string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
 	}
-	return m
-}
-
-func modelFilters(fs []routing.Filter) []model.SubscriptionsAPIFilter {
-	out := make([]model.SubscriptionsAPIFilter, len(fs))
-	for i, f := range fs {
-		out[i] = modelFilter(f)
-	}
-	return out
-}
-
-func modelFilter(f routing.Filter) model.SubscriptionsAPIFilter {
-	m := model.SubscriptionsAPIFilter{Exact: f.Exact, Prefix: f.Prefix, Suffix: f.Suffix}
-	if len(f.All) > 0 {
-		m.All = modelFilters(f.All)
-	}
-	if len(f.Any) > 0 {
-		m.Any = modelFilters(f.Any)
-	}
-	if f.Not != nil {
-		n := modelFilter(*f.Not)
-		m.Not = &n
-	}
-	if f.CESQL != "" {
-		m.CESQL = &f.CESQL
-	}
-	return m
+	return group
 }

@@ -13,18 +13,19 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // exampleTable compiles an example of the repository into its routing
 // table and its graph as knc graph builds it from the project.
-func exampleTable(t *testing.T, name string) (*routing.Table, *graph.Graph) {
+func exampleTable(t *testing.T, name string) (*routing.Table, *topology.Graph) {
 	return compileExample(t, name, nil)
 }
 
 // compileExample is exampleTable with the references address resolves
 // taken as resolved there, as knc run --services-url takes them.
-func compileExample(t *testing.T, name string, address func(*model.KReference) (string, bool)) (*routing.Table, *graph.Graph) {
+func compileExample(t *testing.T, name string, address func(*model.KReference) (string, bool)) (*routing.Table, *topology.Graph) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
 	if err != nil {
@@ -58,16 +59,16 @@ func TestTopologyDrawsAsKncGraph(t *testing.T) {
 			table, want := exampleTable(t, name)
 			for _, ns := range want.Namespaces {
 				for _, s := range ns.Sources {
-					if s.Kind == graph.KindChannel {
+					if s.Kind == topology.KindChannel {
 						s.Class = ""
 					}
 				}
 			}
 			var wantDOT, gotDOT bytes.Buffer
-			if err := graph.WriteDOT(&wantDOT, want); err != nil {
+			if err := topology.WriteDOT(&wantDOT, want); err != nil {
 				t.Fatal(err)
 			}
-			if err := graph.WriteDOT(&gotDOT, buildTopology(table, nil).graph); err != nil {
+			if err := topology.WriteDOT(&gotDOT, buildView(table, nil).graph); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(wantDOT.String(), gotDOT.String()); diff != "" {
@@ -124,22 +125,22 @@ func svgNodes(t *testing.T, svg []byte) []svgNode {
 // up, that shows the node's name.
 func TestNodesFindTheirBoxes(t *testing.T) {
 	table, _ := exampleTable(t, "quickstart")
-	t.Run("table", func(t *testing.T) { checkBoxes(t, buildTopology(table, nil)) })
+	t.Run("table", func(t *testing.T) { checkBoxes(t, buildView(table, nil)) })
 	// As knc run --services-url compiles it: every Service at one local
 	// address, which the project's graph names.
 	local, drawn := compileExample(t, "quickstart", func(r *model.KReference) (string, bool) {
 		return "http://127.0.0.1:9090/", r.Kind == "Service"
 	})
-	top := buildTopology(local, drawn)
+	top := buildView(local, drawn)
 	if top.graph != drawn {
 		t.Error("the project's graph is not the one drawn")
 	}
 	t.Run("project", func(t *testing.T) { checkBoxes(t, top) })
 }
 
-func checkBoxes(t *testing.T, top *topology) {
+func checkBoxes(t *testing.T, top *view) {
 	var svg bytes.Buffer
-	if err := graph.WriteSVG(&svg, top.graph); err != nil {
+	if err := topology.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
 	boxes := svgNodes(t, svg.Bytes())
@@ -186,7 +187,7 @@ func contains(ss []string, s string) bool {
 func TestTopologyOfTriggers(t *testing.T) {
 	table, _ := exampleTable(t, "quickstart")
 	got := map[string]Node{}
-	for _, n := range buildTopology(table, nil).nodes {
+	for _, n := range buildView(table, nil).nodes {
 		n.Short = ""
 		got[n.ID] = n
 	}
@@ -209,12 +210,12 @@ func TestTopologyOfTriggers(t *testing.T) {
 }
 
 func TestEmptyTable(t *testing.T) {
-	top := buildTopology(nil, nil)
+	top := buildView(nil, nil)
 	if len(top.nodes) != 0 {
 		t.Errorf("nodes = %v, want none", top.nodes)
 	}
 	var svg bytes.Buffer
-	if err := graph.WriteSVG(&svg, top.graph); err != nil {
+	if err := topology.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(svg.Bytes(), []byte("<svg")) {
