@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -291,4 +292,104 @@ func TestBrowserLoadsEveryTopology(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBrowserFiltersThePage shows parts of examples/multi-namespace with
+// the page's form, which takes knc graph's filters: the drawing and the
+// table show that part alone, its counters still move, a node's details
+// link to its neighbourhood, and a filter that names nothing is explained.
+func TestBrowserFiltersThePage(t *testing.T) {
+	ctx := browser(t)
+	ok, _, received := subscribers(t)
+	table, drawn := localExample(t, "multi-namespace", ok)
+	s := serve(t, table, setup{graph: drawn})
+
+	rows := `[...document.querySelectorAll('#routes tr[data-id]')].map(r => r.dataset.id)`
+	boxes := `[...document.querySelectorAll('#graph g.knc-node')].map(g => g.dataset.id).sort()`
+	// waitFor polls expr in the page until it is want.
+	waitFor := func(expr string, want []string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			got := evaluate[[]string](t, ctx, expr)
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %q, want %q", expr, got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	// A namespace, given in the address.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/ui?namespace=payments"),
+		chromedp.WaitVisible(`#graph g.knc-node[data-id="Broker/payments/default"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	payments := []string{"Broker/payments/default", "Trigger/payments/announce-settled", "Trigger/payments/settle", "Channel/shipping/dispatch"}
+	waitFor(rows, payments)
+	waitFor(boxes, sorted(payments))
+	if got := evaluate[string](t, ctx, `document.querySelector('#filter input[name="namespace"]').value`); got != "payments" {
+		t.Errorf("the form's namespace is %q, want payments", got)
+	}
+	const n = 7
+	send(t, s.url, "/brokers/payments/default", "com.example.payment.settled", n)
+	poll(t, "the deliveries", func() bool { return received.Load() >= n })
+	waitFor(`[`+cell("Broker/payments/default", "accepted")+`]`, []string{strconv.Itoa(n)})
+
+	// A focus, typed into the form: the address says it, to be shared.
+	evaluate[bool](t, ctx, `(() => {
+		const f = document.getElementById('filter').elements;
+		f.namespace.value = '';
+		f.focus.value = 'Trigger/orders/history';
+		f.depth.value = '0';
+		return true;
+	})()`)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#filter button[type="submit"]`),
+		chromedp.WaitVisible(`#routes tr[data-id="Trigger/orders/history"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := evaluate[string](t, ctx, `location.search`); got != "?focus=Trigger%2Forders%2Fhistory&depth=0" {
+		t.Errorf("the address's query is %q, want the focus and its depth alone", got)
+	}
+	history := []string{"Broker/orders/default", "Trigger/orders/history"}
+	waitFor(rows, history)
+	waitFor(boxes, history)
+
+	// A node's details link to its neighbourhood.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#routes tr[data-id="Broker/orders/default"]`),
+		chromedp.WaitVisible(`#focus-link`),
+		chromedp.Click(`#focus-link`),
+		chromedp.WaitVisible(`#routes tr[data-id="Trigger/orders/payment-requests"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(rows, []string{"Broker/orders/default", "Trigger/orders/history", "Trigger/orders/payment-requests"})
+
+	// A focus that names nothing.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/ui?focus=Trigger/orders/histry"),
+		chromedp.WaitVisible(`#selection-error`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	msg := evaluate[string](t, ctx, `document.getElementById('selection-error').textContent`)
+	if want := `did you mean "Trigger/orders/history"?`; !strings.Contains(msg, want) {
+		t.Errorf("the page says %q, want it to suggest %s", msg, want)
+	}
+	if got := evaluate[int](t, ctx, `document.querySelectorAll('#routes tr[data-id]').length`); got != 0 {
+		t.Errorf("%d rows shown for a selection of nothing", got)
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }

@@ -57,6 +57,11 @@ type Inputs struct {
 //	GET /ui/api/state      {"nodes": {ID: {"ready": ..., "counts": ...}}}
 //	GET /ui/api/recent?id= the last events a route matched, when kept
 //	GET /ui/events         the state as server-sent events, every Interval
+//
+// The page, the drawing, the topology, the state and the events take the
+// filters of knc graph as query parameters (see parseSelection), and then
+// show that part of the topology alone; one that names nothing is refused
+// with 400 Bad Request, saying why.
 type Handler struct {
 	in     Inputs
 	assets http.Handler
@@ -64,7 +69,14 @@ type Handler struct {
 	mu       sync.Mutex
 	drawnFor *routing.Table
 	drawing  *drawing
+	// selections are the drawings of parts of the table's topology, by
+	// selectionKey, dropped with the table.
+	selections map[string]*drawing
 }
+
+// maxSelections bounds the drawings of parts kept: each is laid out once,
+// and a page asks for the same part again at every reload.
+const maxSelections = 32
 
 // drawing is a table's topology and its SVG, drawn once per table.
 type drawing struct {
@@ -109,9 +121,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/ui/static/"):
 		h.assets.ServeHTTP(w, r)
 	case p == "/ui/graph.svg":
-		h.serveSVG(w)
+		h.serveSVG(w, r)
 	case p == "/ui/api/topology":
-		d := h.current()
+		d, ok := h.requested(w, r)
+		if !ok {
+			return
+		}
 		writeJSON(w, struct {
 			Nodes []Node `json:"nodes"`
 			// RecentEvents is how many events per route are kept, 0
@@ -119,7 +134,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			RecentEvents int `json:"recentEvents"`
 		}{d.top.nodes, h.in.Recent.Size()})
 	case p == "/ui/api/state":
-		st, err := h.state()
+		sel, ok := h.selection(w, r)
+		if !ok {
+			return
+		}
+		st, err := h.state(sel)
+		if _, refused := errors.AsType[*topology.SelectionError](err); refused {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -144,12 +167,72 @@ func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, name string
 	_, _ = w.Write(b)
 }
 
-// current returns the drawing of the table being served, drawing it when
-// the table changed.
-func (h *Handler) current() *drawing {
+// selection reads the selection of a request, answering 400 Bad Request
+// when it is malformed.
+func (h *Handler) selection(w http.ResponseWriter, r *http.Request) (topology.Selection, bool) {
+	sel, err := parseSelection(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return sel, false
+	}
+	return sel, true
+}
+
+// requested returns the drawing of the part of the topology a request
+// asks for, answering 400 Bad Request when it names nothing.
+func (h *Handler) requested(w http.ResponseWriter, r *http.Request) (*drawing, bool) {
+	sel, ok := h.selection(w, r)
+	if !ok {
+		return nil, false
+	}
+	d, err := h.current(sel)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return d, true
+}
+
+// current returns the drawing of the part sel picks of the table being
+// served, drawing it when the table changed or the part is new. The error
+// is a *topology.SelectionError.
+func (h *Handler) current(sel topology.Selection) (*drawing, error) {
 	t := h.in.Table()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	whole := h.whole(t)
+	key := selectionKey(sel)
+	if key == "" {
+		return whole, nil
+	}
+	if d, ok := h.selections[key]; ok {
+		return d, nil
+	}
+	g, err := whole.top.graph.Select(sel)
+	if err != nil {
+		return nil, err
+	}
+	d := draw(whole.top.selected(g))
+	if len(h.selections) >= maxSelections {
+		clear(h.selections)
+	}
+	h.selections[key] = d
+	return d, nil
+}
+
+// draw lays out a view.
+func draw(top *view) *drawing {
+	d := &drawing{top: top}
+	var buf bytes.Buffer
+	if d.err = topology.WriteSVG(&buf, top.graph); d.err == nil {
+		d.svg = buf.Bytes()
+	}
+	return d
+}
+
+// whole returns the drawing of the whole topology of t, drawing it when
+// the table changed. h.mu is held.
+func (h *Handler) whole(t *routing.Table) *drawing {
 	if h.drawing != nil && h.drawnFor == t {
 		return h.drawing
 	}
@@ -157,12 +240,8 @@ func (h *Handler) current() *drawing {
 	if h.in.Graph != nil {
 		drawn = h.in.Graph(t)
 	}
-	d := &drawing{top: buildView(t, drawn)}
-	var buf bytes.Buffer
-	if d.err = topology.WriteSVG(&buf, d.top.graph); d.err == nil {
-		d.svg = buf.Bytes()
-	}
-	h.drawnFor, h.drawing = t, d
+	d := draw(buildView(t, drawn))
+	h.drawnFor, h.drawing, h.selections = t, d, map[string]*drawing{}
 	ids := make(map[string]bool, len(d.top.nodes))
 	for _, n := range d.top.nodes {
 		ids[n.ID] = true
@@ -171,8 +250,11 @@ func (h *Handler) current() *drawing {
 	return d
 }
 
-func (h *Handler) serveSVG(w http.ResponseWriter) {
-	d := h.current()
+func (h *Handler) serveSVG(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.requested(w, r)
+	if !ok {
+		return
+	}
 	if d.err != nil {
 		http.Error(w, "drawing the topology: "+d.err.Error(), http.StatusInternalServerError)
 		return
@@ -195,8 +277,11 @@ type State struct {
 	Nodes map[string]*NodeState `json:"nodes"`
 }
 
-func (h *Handler) state() (*State, error) {
-	d := h.current()
+func (h *Handler) state(sel topology.Selection) (*State, error) {
+	d, err := h.current(sel)
+	if err != nil {
+		return nil, err
+	}
 	counts, err := readCounts(h.in.Gatherer)
 	if err != nil {
 		return nil, err
@@ -222,6 +307,14 @@ func (h *Handler) state() (*State, error) {
 // serveEvents sends the state at once, then every Interval while it
 // changes, until the client goes away or the listener closes.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	sel, ok := h.selection(w, r)
+	if !ok {
+		return
+	}
+	if _, err := h.current(sel); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	rc := http.NewResponseController(w)
 	// The listener's write timeout bounds a response; a stream has none.
 	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -235,7 +328,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	var last []byte
 	for {
-		st, err := h.state()
+		st, err := h.state(sel)
 		var data []byte
 		if err == nil {
 			data, err = json.Marshal(st.Nodes)

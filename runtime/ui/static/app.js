@@ -6,6 +6,21 @@
 const SVGNS = 'http://www.w3.org/2000/svg';
 const COUNTS = ['accepted', 'delivered', 'retried', 'deadLettered', 'dropped', 'inFlight'];
 
+// The part of the topology shown: the filters of knc graph, as the
+// query parameters of the page, passed on to every request it makes.
+const SELECTION = (() => {
+  const q = new URLSearchParams(location.search);
+  const out = new URLSearchParams();
+  for (const k of ['namespace', 'broker', 'focus']) for (const v of q.getAll(k)) if (v.trim()) out.append(k, v.trim());
+  if (out.has('focus') && q.get('depth')) out.set('depth', q.get('depth'));
+  const s = out.toString();
+  return s ? '?' + s : '';
+})();
+
+// SelectionError is the server's refusal of a selection that names
+// nothing; its message says why, and suggests a near name.
+class SelectionError extends Error {}
+
 const page = {
   nodes: [],
   byId: new Map(),
@@ -24,10 +39,15 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-async function getJSON(url) {
+async function fetchOK(url) {
   const r = await fetch(url, { cache: 'no-store' });
+  if (r.status === 400) throw new SelectionError((await r.text()).trim());
   if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()));
-  return r.json();
+  return r;
+}
+
+async function getJSON(url) {
+  return (await fetchOK(url)).json();
 }
 
 // loadTopology fetches the nodes and the drawing, and builds the table.
@@ -35,8 +55,8 @@ function loadTopology() {
   if (!page.loading) {
     page.loading = (async () => {
       const [top, svg] = await Promise.all([
-        getJSON('/ui/api/topology'),
-        fetch('/ui/graph.svg', { cache: 'no-store' }).then(r => r.ok ? r.text() : Promise.reject(new Error('graph.svg: ' + r.status))),
+        getJSON('/ui/api/topology' + SELECTION),
+        fetchOK('/ui/graph.svg' + SELECTION).then(r => r.text()),
       ]);
       page.nodes = top.nodes || [];
       page.recentEvents = top.recentEvents || 0;
@@ -167,6 +187,8 @@ function renderDetails() {
   if (n.kind === 'Trigger') field(dl, 'filter', n.filter || 'every event', !!n.filter);
   field(dl, 'subscriber', n.subscriber, true);
   field(dl, 'path', n.path, true);
+  const focus = new URLSearchParams({ focus: n.id, depth: '1' });
+  document.getElementById('focus-link').href = '/ui?' + focus.toString();
   for (const c of COUNTS) field(dl, c, String(s.counts[c] || 0));
 }
 
@@ -194,7 +216,7 @@ async function loadRecent() {
 
 function connect() {
   const conn = document.getElementById('connection');
-  const es = new EventSource('/ui/events');
+  const es = new EventSource('/ui/events' + SELECTION);
   es.addEventListener('open', () => { conn.dataset.state = 'live'; conn.textContent = 'live'; });
   es.addEventListener('error', () => { conn.dataset.state = 'lost'; conn.textContent = 'reconnecting'; });
   es.addEventListener('state', async ev => {
@@ -208,7 +230,36 @@ function connect() {
   });
 }
 
+// The form shows the selection, and sends only the fields that are set,
+// so that the address of the page stays short enough to share.
+function setUpFilter() {
+  const form = document.getElementById('filter');
+  const q = new URLSearchParams(SELECTION);
+  for (const k of ['namespace', 'broker', 'focus']) form.elements[k].value = q.getAll(k).join(',');
+  if (q.has('depth')) form.elements.depth.value = q.get('depth');
+  form.addEventListener('submit', ev => {
+    ev.preventDefault();
+    const out = new URLSearchParams();
+    for (const k of ['namespace', 'broker', 'focus']) {
+      const v = form.elements[k].value.trim();
+      if (v) out.set(k, v);
+    }
+    if (out.has('focus')) out.set('depth', form.elements.depth.value || '1');
+    const s = out.toString();
+    location.assign('/ui' + (s ? '?' + s : ''));
+  });
+}
+
 document.getElementById('close').addEventListener('click', () => select(null));
-loadTopology().catch(e => {
+setUpFilter();
+loadTopology().then(connect, e => {
+  if (e instanceof SelectionError) {
+    const p = document.getElementById('selection-error');
+    p.textContent = 'Nothing to show: ' + e.message;
+    p.hidden = false;
+    document.getElementById('graph').replaceChildren(el('p', { class: 'empty' }, 'Change the selection above, or show all.'));
+    return;
+  }
   document.getElementById('graph').replaceChildren(el('p', { class: 'empty' }, String(e)));
-}).finally(connect);
+  connect();
+});
