@@ -1,6 +1,8 @@
 package topology_test
 
 import (
+	"bytes"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +60,33 @@ func TestAssemble(t *testing.T) {
 		t.Errorf("Assemble added to the caller's sinks: %v", sinks)
 	}
 }
+
+// TestShortNames checks that the short names are those of the DOT the
+// drawings are made from.
+func TestShortNames(t *testing.T) {
+	orders := &topology.Source{ID: "Broker/shop/orders", Kind: topology.KindBroker, Namespace: "shop", Name: "orders", Routes: []*topology.Route{
+		{ID: "Trigger/shop/a", Kind: topology.KindTrigger, Namespace: "shop", Name: "a", Edges: []*topology.Edge{{Role: topology.Subscriber, To: "Service/shop/billing"}}},
+	}}
+	audit := &topology.Source{ID: "Channel/ops/audit", Kind: topology.KindChannel, Namespace: "ops", Name: "audit"}
+	g := topology.Assemble(map[string]*topology.Source{orders.ID: orders, audit.ID: audit}, nil)
+	var dot bytes.Buffer
+	if err := topology.WriteDOT(&dot, g); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, m := range dotNode.FindAllStringSubmatch(dot.String(), -1) {
+		want[m[2]] = m[1]
+	}
+	if diff := cmp.Diff(want, topology.ShortNames(g)); diff != "" {
+		t.Errorf("short names (-DOT +ShortNames):\n%s", diff)
+	}
+	if len(want) != 4 {
+		t.Errorf("the DOT names %d nodes, want the Broker, its Trigger, the Service and the Channel:\n%s", len(want), dot.String())
+	}
+}
+
+// dotNode finds a node's short name and ID in DOT.
+var dotNode = regexp.MustCompile(`(?m)^\s+(n\d+) \[id="([^"]+)"`)
 
 // TestDescribeFilter checks the filters of the routing table's form; the
 // dialects are covered from the manifests' form in compiler/graph.

@@ -134,6 +134,18 @@ func flatten(g *Graph) *flat {
 	return f
 }
 
+// ShortNames returns, by ID, the short name (n0, n1, …) each node has in
+// g's drawings: the DOT node name, which an SVG gives as the <title> of
+// the node's box.
+func ShortNames(g *Graph) map[string]string {
+	f := flatten(g)
+	m := make(map[string]string, len(f.byID))
+	for _, n := range f.byID {
+		m[n.svgID] = n.short
+	}
+	return m
+}
+
 func (f *flat) addEdge(from *node, e *Edge) {
 	to := f.byID[e.To]
 	if to == nil {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/knc-dev/knc/internal/knative"
@@ -75,27 +74,9 @@ func buildView(t *routing.Table, drawn *topology.Graph) *view {
 }
 
 // nameShort gives the nodes the short names the renderer gives the boxes
-// of top.graph: n0, n1, … in the order of its namespaces, each with its
-// sources, each followed by its routes, then its sinks.
+// of top.graph.
 func (top *view) nameShort() {
-	short := map[string]string{}
-	count := 0
-	next := func() string {
-		s := "n" + strconv.Itoa(count)
-		count++
-		return s
-	}
-	for _, n := range top.graph.Namespaces {
-		for _, s := range n.Sources {
-			short[s.ID] = next()
-			for _, r := range s.Routes {
-				short[r.ID] = next()
-			}
-		}
-		for range n.Sinks {
-			next()
-		}
-	}
+	short := topology.ShortNames(top.graph)
 	for i := range top.nodes {
 		top.nodes[i].Short = short[top.nodes[i].ID]
 	}
