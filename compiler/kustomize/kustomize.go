@@ -15,11 +15,13 @@ import (
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // Rendered is a kustomization built.
@@ -37,6 +39,9 @@ type Rendered struct {
 	Patches []string
 	// Diags holds the build's error, at the kustomization file.
 	Diags diag.List
+
+	// fast says that knc's own renderer built it, rather than krusty.
+	fast bool
 }
 
 // Options says how to render.
@@ -56,6 +61,12 @@ type Options struct {
 // Diags; the error is for I/O trouble, and for a resource in CUE over
 // opts.CUELimits (a *cuelimit.Exceeded).
 func Render(dir string, opts Options) (*Rendered, error) {
+	return render(dir, opts, true)
+}
+
+// render is Render, with knc's own renderer allowed to build the
+// kustomization or not.
+func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -83,6 +94,46 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		r.Diags = append(r.Diags, buildError(file, rel(file), err))
 		return r, nil
 	}
+	sources := &sourceCache{relativeTo: opts.RelativeTo, limits: opts.CUELimits, files: map[string]*source{}}
+	var objs []renderedObject
+	var fast []*fastObject
+	if allowFast {
+		fast, r.Read, r.fast = renderFast(absDir, root, sources)
+	}
+	if r.fast {
+		for _, o := range fast {
+			// krusty rewrites the annotations of every object when it
+			// removes its own.
+			rn := kyaml.NewRNode(o.node)
+			if err := rn.SetAnnotations(rn.GetAnnotations()); err != nil {
+				return nil, err
+			}
+			objs = append(objs, renderedObject{node: o.node, origin: o.origin, kind: o.kind, name: o.name})
+		}
+	} else {
+		var diags diag.List
+		if objs, diags = renderKrusty(secure, absDir, kfile, r); len(diags) > 0 {
+			r.Diags = diags
+			return r, nil
+		}
+	}
+	if err := r.place(objs, kfile, sources, rel); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// renderedObject is an object as rendered, with the file it came from and
+// the kind and name it had there.
+type renderedObject struct {
+	node       *yaml.Node
+	origin     string
+	kind, name string
+}
+
+// renderKrusty builds the kustomization in absDir with krusty, and records
+// the files the build read in r.Read.
+func renderKrusty(secure filesys.FileSystem, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
 	rec := &recordingFS{FileSystem: secure, target: absDir, read: map[string]bool{}}
 	m, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
 	for f := range rec.read {
@@ -90,54 +141,86 @@ func Render(dir string, opts Options) (*Rendered, error) {
 	}
 	slices.Sort(r.Read)
 	if err != nil {
-		r.Diags = append(r.Diags, buildError(kfile, r.File, err))
-		return r, nil
+		return nil, diag.List{buildError(kfile, r.File, err)}
 	}
-
-	type source struct {
-		docs  []*load.Document
-		diags diag.List
-	}
-	sources := map[string]*source{}
-	// stopped is a CUE evaluation over its limits, which ends the render.
-	var stopped error
-	read := func(file string) *source {
-		if s, ok := sources[file]; ok {
-			return s
-		}
-		s := &source{}
-		if stopped != nil {
-			return s
-		}
-		l, err := load.ReadFiles(opts.RelativeTo, []string{file}, opts.CUELimits)
-		switch ex := (*cuelimit.Exceeded)(nil); {
-		case err == nil:
-			s.docs, s.diags = l.Docs, l.Diags
-		case errors.As(err, &ex) && stopped == nil:
-			stopped = err
-		}
-		sources[file] = s
-		return s
-	}
-
 	resources := m.Resources()
-	origins := make([]string, len(resources))
-	isOrigin := map[string]bool{}
+	objs := make([]renderedObject, len(resources))
 	for i, res := range resources {
-		origins[i] = kfile
+		objs[i].origin = kfile
 		if o, err := res.GetOrigin(); err == nil && o != nil && o.Repo == "" {
 			switch {
 			case o.Path != "":
-				origins[i] = filepath.Join(absDir, o.Path)
+				objs[i].origin = filepath.Join(absDir, o.Path)
 			case o.ConfiguredIn != "":
-				origins[i] = filepath.Join(absDir, o.ConfiguredIn)
+				objs[i].origin = filepath.Join(absDir, o.ConfiguredIn)
 			}
 		}
-		isOrigin[origins[i]] = true
+		id := res.OrgId()
+		objs[i].kind, objs[i].name = id.Kind, id.Name
 	}
 	if err := m.RemoveOriginAnnotations(); err != nil {
-		r.Diags = append(r.Diags, buildError(kfile, r.File, err))
-		return r, nil
+		return nil, diag.List{buildError(kfile, r.File, err)}
+	}
+	for i, res := range resources {
+		objs[i].node = res.RNode.YNode()
+	}
+	return objs, nil
+}
+
+// source is a file read for its documents.
+type source struct {
+	data    []byte
+	docs    []*load.Document
+	diags   diag.List
+	skipped []load.Skipped
+	err     error
+}
+
+// sourceCache reads each file once, for the renderer and for placing the
+// rendered objects. stopped is a CUE evaluation over its limits, which
+// ends the render.
+type sourceCache struct {
+	relativeTo string
+	limits     cuelimit.Limits
+	files      map[string]*source
+	stopped    error
+}
+
+func (c *sourceCache) get(file string) *source {
+	if s, ok := c.files[file]; ok {
+		return s
+	}
+	s := &source{}
+	c.files[file] = s
+	if c.stopped != nil {
+		s.err = c.stopped
+		return s
+	}
+	if s.data, s.err = safeio.ReadFile(file, load.MaxFileBytes); s.err != nil {
+		return s
+	}
+	name := file
+	if c.relativeTo != "" {
+		name = diag.RelPath(c.relativeTo, file)
+	}
+	l, err := load.Read([]load.Source{{Name: name, Data: s.data}}, c.limits)
+	switch ex := (*cuelimit.Exceeded)(nil); {
+	case err == nil:
+		s.docs, s.diags, s.skipped = l.Docs, l.Diags, l.Skipped
+	case errors.As(err, &ex):
+		c.stopped, s.err = err, err
+	default:
+		s.err = err
+	}
+	return s
+}
+
+// place turns the rendered objects into r.Docs, each node placed where it
+// came from: the object's own file, a patch, or the kustomization file.
+func (r *Rendered) place(objs []renderedObject, kfile string, sources *sourceCache, rel func(string) string) error {
+	isOrigin := map[string]bool{}
+	for _, o := range objs {
+		isOrigin[o.origin] = true
 	}
 	// The files read that are neither kustomization files nor the origin
 	// of an object are patches (or transformer configurations).
@@ -146,26 +229,22 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		if isOrigin[f] || slices.Contains(load.KustomizationFileNames, filepath.Base(f)) {
 			continue
 		}
-		patchDocs = append(patchDocs, read(f).docs...)
+		patchDocs = append(patchDocs, sources.get(f).docs...)
 	}
 	kustText, _ := os.ReadFile(kfile)
 	patched := map[string]bool{}
-	for i, res := range resources {
-		node := res.RNode.YNode()
-		id := res.OrgId()
-		origin := origins[i]
+	for _, o := range objs {
 		var src *load.Document
-		for _, d := range read(origin).docs {
-			if d.Kind == id.Kind && d.Name == id.Name {
+		for _, d := range sources.get(o.origin).docs {
+			if d.Kind == o.kind && d.Name == o.name {
 				src = d
 				break
 			}
 		}
-		file := rel(origin)
-		doc := load.NewDocument(file, node)
+		doc := load.NewDocument(rel(o.origin), o.node)
 		var patches []*load.Document
 		for _, p := range patchDocs {
-			if p.Kind == id.Kind && p.Name == id.Name {
+			if p.Kind == o.kind && p.Name == o.name {
 				patches = append(patches, p)
 			}
 		}
@@ -179,17 +258,17 @@ func Render(dir string, opts Options) (*Rendered, error) {
 		for j, p := range patches {
 			patchRoots[j] = patchNode{file: p.File, node: p.Root}
 		}
-		mp.walk(node, srcRoot, patchRoots, nil)
+		mp.walk(o.node, srcRoot, patchRoots, nil)
 		r.Docs = append(r.Docs, doc)
 	}
-	if stopped != nil {
-		return nil, stopped
+	if sources.stopped != nil {
+		return sources.stopped
 	}
 	for f := range patched {
 		r.Patches = append(r.Patches, f)
 	}
 	slices.Sort(r.Patches)
-	return r, nil
+	return nil
 }
 
 // buildError is a kustomize error, placed on the line of the kustomization

@@ -179,11 +179,38 @@ spec:
 	return err
 }
 
+// Layout says how WriteLayout lays out a split corpus.
+type Layout int
+
+const (
+	// Plain writes the parts as plain files: one deploy unit.
+	Plain Layout = iota
+	// Overlays makes each part a kustomize base, and overlays/part-N a
+	// kustomization that includes it: the same objects, in deploy units
+	// of their own.
+	Overlays
+	// PatchedOverlays are Overlays that, as environments do, set their
+	// namespace and patch a Broker from a strategic-merge patch file.
+	PatchedOverlays
+	// LabelledOverlays are Overlays that add a label to every object and
+	// its selectors, which knc leaves to kustomize's own renderer.
+	LabelledOverlays
+)
+
 // WriteSplit writes the corpus in parts directories, part-0 and on, each
 // with its share of the objects in namespaces of its own. With kustomize
-// set, each part is a kustomize base, and overlays/part-N a kustomization
-// that includes it: the same objects, in deploy units of their own.
+// set, the layout is Overlays, else Plain.
 func WriteSplit(dir string, s Shape, parts int, kustomize bool) error {
+	if kustomize {
+		return WriteLayout(dir, s, parts, Overlays)
+	}
+	return WriteLayout(dir, s, parts, Plain)
+}
+
+// WriteLayout writes the corpus in parts directories, part-0 and on, each
+// with its share of the objects in namespaces of its own, laid out as
+// layout says.
+func WriteLayout(dir string, s Shape, parts int, layout Layout) error {
 	for i := range parts {
 		part := filepath.Join(dir, fmt.Sprintf("part-%d", i))
 		if err := os.MkdirAll(part, 0o755); err != nil {
@@ -193,7 +220,7 @@ func WriteSplit(dir string, s Shape, parts int, kustomize bool) error {
 		if err := WriteByKind(part, ps); err != nil {
 			return err
 		}
-		if !kustomize {
+		if layout == Plain {
 			continue
 		}
 		base := "resources: [brokers.yaml, triggers.yaml, channels.yaml, subscriptions.yaml, services.yaml]\n"
@@ -205,6 +232,25 @@ func WriteSplit(dir string, s Shape, parts int, kustomize bool) error {
 			return err
 		}
 		text := fmt.Sprintf("resources: [../../part-%d]\n", i)
+		switch layout {
+		case PatchedOverlays:
+			text += fmt.Sprintf("namespace: env-%d\npatches:\n- path: broker-delivery.yaml\n", i)
+			patch := fmt.Sprintf(`apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: broker-0
+  namespace: part-%d-0
+spec:
+  delivery:
+    retry: 10
+    backoffDelay: PT1S
+`, i)
+			if err := os.WriteFile(filepath.Join(overlay, "broker-delivery.yaml"), []byte(patch), 0o644); err != nil {
+				return err
+			}
+		case LabelledOverlays:
+			text += "labels:\n- pairs: {env: prod}\n  includeSelectors: true\n"
+		}
 		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(text), 0o644); err != nil {
 			return err
 		}

@@ -1,0 +1,560 @@
+package kustomize
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/resource"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/knc-dev/knc/compiler/load"
+)
+
+// knc renders the kustomizations that most GitOps repositories hold itself,
+// and leaves the rest to krusty. kustomize checks each resource it adds
+// against all those before it, and keeps global state that allows one
+// build at a time; a repository of many overlays pays for both. The subset
+// knc renders is small enough to follow kustomize exactly:
+//
+//   - resources that are YAML files or directories holding a kustomization;
+//   - namespace, on kinds that kustomize deems namespaced without asking
+//     its OpenAPI schema;
+//   - strategic-merge patches from files, each aimed by its own kind and
+//     name at one object of a kind kustomize has no schema for, where maps
+//     merge, lists are replaced, null deletes and $patch: delete removes.
+//
+// Anything else, and anything that would be a kustomize error, makes the
+// whole kustomization fall back to krusty, whose output and errors stay
+// the reference: a differential test holds the two to the same result.
+
+// fastObject is an object being rendered, and what kustomize would know
+// of its identity.
+type fastObject struct {
+	node                                   *yaml.Node
+	origin                                 string // the absolute path of its resource file
+	apiVersion, group, version, kind, name string
+	// namespace is metadata.namespace now; pastNamespaces the effective
+	// namespaces it had before each namespace transformation, which a
+	// patch may still name it by.
+	namespace      string
+	pastNamespaces []string
+}
+
+// fastBuilder renders a tree of kustomizations, or says that krusty must.
+type fastBuilder struct {
+	root     string // resolved
+	sources  *sourceCache
+	read     map[string]bool
+	building map[string]bool
+}
+
+// renderFast renders the kustomization in absDir, and reports false when
+// the kustomization, or one it includes, is outside the subset.
+func renderFast(absDir, root string, sources *sourceCache) (objs []*fastObject, read []string, ok bool) {
+	resolvedRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, nil, false
+	}
+	b := &fastBuilder{root: resolvedRoot, sources: sources, read: map[string]bool{}, building: map[string]bool{}}
+	objs, ok = b.build(absDir)
+	if !ok {
+		return nil, nil, false
+	}
+	for f := range b.read {
+		read = append(read, f)
+	}
+	slices.Sort(read)
+	return objs, read, true
+}
+
+// kustomizationFields are the fields of a kustomization in the subset.
+var kustomizationFields = []string{"apiVersion", "kind", "resources", "namespace", "patches", "patchesStrategicMerge"}
+
+// dnsLabel is what a namespace must look like to be set as is.
+var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// fastKustomization is a kustomization file within the subset.
+type fastKustomization struct {
+	resources, patches []string
+	namespace          string
+}
+
+// local checks a path of the tree: inside the root, free of symbolic
+// links.
+func (b *fastBuilder) local(path string) bool {
+	if path != b.root && !strings.HasPrefix(path, b.root+string(filepath.Separator)) {
+		return false
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	return err == nil && resolved == path
+}
+
+// entryPath resolves an entry of a kustomization, relative to its
+// directory.
+func (b *fastBuilder) entryPath(dir, entry string) (string, bool) {
+	if entry == "" || filepath.IsAbs(entry) || strings.ContainsAny(entry, "?:@\\*[]{}\n") {
+		return "", false
+	}
+	path := filepath.Join(dir, entry)
+	return path, b.local(path)
+}
+
+func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
+	var found []string
+	for _, name := range load.KustomizationFileNames {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			found = append(found, filepath.Join(dir, name))
+		}
+	}
+	if len(found) != 1 || !b.local(found[0]) {
+		return nil, false
+	}
+	data, err := os.ReadFile(found[0])
+	if err != nil || bytes.Contains(data, []byte("\n---")) || bytes.HasPrefix(data, []byte("---")) {
+		return nil, false
+	}
+	b.read[found[0]] = true
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, false
+	}
+	k := &fastKustomization{}
+	m := doc.Content[0]
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, value := m.Content[i].Value, m.Content[i+1]
+		if seen[key] || !slices.Contains(kustomizationFields, key) {
+			return nil, false
+		}
+		seen[key] = true
+		switch key {
+		case "apiVersion":
+			if !isString(value) || value.Value != "kustomize.config.k8s.io/v1beta1" {
+				return nil, false
+			}
+		case "kind":
+			if !isString(value) || value.Value != "Kustomization" {
+				return nil, false
+			}
+		case "namespace":
+			if !isString(value) || !dnsLabel.MatchString(value.Value) || kyaml.IsValueNonString(value.Value) {
+				return nil, false
+			}
+			k.namespace = value.Value
+		case "resources", "patchesStrategicMerge":
+			list, ok := stringList(value)
+			if !ok {
+				return nil, false
+			}
+			if key == "resources" {
+				k.resources = list
+			} else {
+				k.patches = append(k.patches, list...)
+			}
+		case "patches":
+			if value.Kind != yaml.SequenceNode {
+				return nil, false
+			}
+			for _, p := range value.Content {
+				if p.Kind != yaml.MappingNode || len(p.Content) != 2 || p.Content[0].Value != "path" || !isString(p.Content[1]) {
+					return nil, false
+				}
+				k.patches = append(k.patches, p.Content[1].Value)
+			}
+		}
+	}
+	// patchesStrategicMerge is applied before patches, whatever the order
+	// of the fields.
+	if seen["patches"] && seen["patchesStrategicMerge"] {
+		return nil, false
+	}
+	return k, true
+}
+
+func isString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value != ""
+}
+
+func stringList(n *yaml.Node) ([]string, bool) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, false
+	}
+	out := make([]string, len(n.Content))
+	for i, item := range n.Content {
+		if !isString(item) {
+			return nil, false
+		}
+		out[i] = item.Value
+	}
+	return out, true
+}
+
+// build renders the kustomization in dir as kustomize does: its resources
+// in order, then its patches, then its namespace.
+func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
+	if b.building[dir] || !b.local(dir) {
+		return nil, false
+	}
+	b.building[dir] = true
+	defer delete(b.building, dir)
+	k, ok := b.kustomization(dir)
+	if !ok {
+		return nil, false
+	}
+	var objs []*fastObject
+	for _, entry := range k.resources {
+		path, ok := b.entryPath(dir, entry)
+		if !ok {
+			return nil, false
+		}
+		info, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return nil, false
+		case info.IsDir():
+			sub, ok := b.build(path)
+			if !ok {
+				return nil, false
+			}
+			objs = append(objs, sub...)
+		default:
+			docs, ok := b.file(path)
+			if !ok {
+				return nil, false
+			}
+			for _, d := range docs {
+				o, ok := newFastObject(d, path)
+				if !ok {
+					return nil, false
+				}
+				objs = append(objs, o)
+			}
+		}
+	}
+	if !unique(objs) {
+		return nil, false
+	}
+	for _, entry := range k.patches {
+		path, ok := b.entryPath(dir, entry)
+		if !ok {
+			return nil, false
+		}
+		docs, ok := b.file(path)
+		if !ok || len(docs) == 0 {
+			return nil, false
+		}
+		for _, d := range docs {
+			if objs, ok = applyPatch(objs, d); !ok {
+				return nil, false
+			}
+		}
+	}
+	if k.namespace != "" {
+		for _, o := range objs {
+			if !o.setNamespace(k.namespace) {
+				return nil, false
+			}
+		}
+		if !unique(objs) {
+			return nil, false
+		}
+	}
+	return objs, true
+}
+
+// listKind finds a document whose kind is a list, which kustomize
+// expands differently from knc's loader.
+var listKind = regexp.MustCompile(`(?m)^\s*kind:\s*["']?\w*List\b`)
+
+// file reads a resource or patch file, and reports false for one that
+// knc's loader and kustomize's might read differently.
+func (b *fastBuilder) file(path string) ([]*load.Document, bool) {
+	if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
+		return nil, false
+	}
+	b.read[path] = true
+	s := b.sources.get(path)
+	if s.err != nil || len(s.diags) > 0 || len(s.skipped) > 0 || !plainStream(s.data) {
+		return nil, false
+	}
+	return s.docs, true
+}
+
+// plainStream reports whether a YAML stream uses none of what kustomize's
+// reader treats differently from knc's: directives, document end markers,
+// content on a document start line, merge keys, carriage returns, lists
+// of objects and kustomize's own kinds.
+func plainStream(data []byte) bool {
+	if bytes.ContainsAny(data, "\r") || bytes.Contains(data, []byte("<<")) ||
+		bytes.Contains(data, []byte("config.k8s.io")) || bytes.Contains(data, []byte("config.kubernetes.io")) ||
+		listKind.Match(data) {
+		return false
+	}
+	for line := range bytes.Lines(data) {
+		switch {
+		case bytes.HasPrefix(line, []byte("%")), bytes.HasPrefix(line, []byte("...")):
+			return false
+		case bytes.HasPrefix(line, []byte("---")):
+			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// newFastObject checks that a document is an object kustomize reads as
+// knc does, and copies its node to be rendered.
+func newFastObject(d *load.Document, origin string) (*fastObject, bool) {
+	n := d.Root
+	if n.Kind != yaml.MappingNode || !plainTree(n) {
+		return nil, false
+	}
+	av, kind := mapValue(n, "apiVersion"), mapValue(n, "kind")
+	md := mapValue(n, "metadata")
+	if av == nil || kind == nil || md == nil || !isString(av) || !isString(kind) || md.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	name, ns := mapValue(md, "name"), mapValue(md, "namespace")
+	if name == nil || !isString(name) || ns != nil && !isString(ns) {
+		return nil, false
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		if m := mapValue(md, field); m != nil && !scalarMap(m) {
+			return nil, false
+		}
+	}
+	o := &fastObject{node: deepCopy(n), origin: origin, apiVersion: av.Value, kind: kind.Value, name: name.Value}
+	if ns != nil {
+		o.namespace = ns.Value
+	}
+	o.group, o.version, _ = strings.Cut(av.Value, "/")
+	if o.version == "" {
+		o.group, o.version = "", o.group
+	}
+	return o, true
+}
+
+// plainTree reports that a tree has no anchors or aliases, which kustomize
+// resolves differently.
+func plainTree(n *yaml.Node) bool {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return false
+	}
+	for _, c := range n.Content {
+		if !plainTree(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func scalarMap(m *yaml.Node) bool {
+	if m.Kind != yaml.MappingNode {
+		return false
+	}
+	for _, c := range m.Content {
+		if c.Kind != yaml.ScalarNode || c.Tag == "!!null" {
+			return false
+		}
+	}
+	return true
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, child := range n.Content {
+			c.Content[i] = deepCopy(child)
+		}
+	}
+	return &c
+}
+
+// custom reports whether kustomize knows nothing of the object's kind: its
+// group is not one of Kubernetes' own. kustomize then takes it to be
+// namespaced, and merges patches to it without a schema.
+func (o *fastObject) custom() bool {
+	return strings.Contains(o.group, ".") && !strings.HasSuffix(o.group, ".k8s.io")
+}
+
+// namespacedBuiltins are Kubernetes kinds that are namespaced and that
+// kustomize's namespace transformer changes only in metadata.namespace.
+var namespacedBuiltins = map[string][]string{
+	"v1":                           {"ConfigMap", "Endpoints", "LimitRange", "PersistentVolumeClaim", "Pod", "ResourceQuota", "Secret", "Service", "ServiceAccount"},
+	"apps/v1":                      {"DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"},
+	"batch/v1":                     {"CronJob", "Job"},
+	"networking.k8s.io/v1":         {"Ingress", "NetworkPolicy"},
+	"policy/v1":                    {"PodDisruptionBudget"},
+	"autoscaling/v2":               {"HorizontalPodAutoscaler"},
+	"rbac.authorization.k8s.io/v1": {"Role"},
+}
+
+func (o *fastObject) namespaced() bool {
+	return o.custom() || slices.Contains(namespacedBuiltins[o.apiVersion], o.kind)
+}
+
+// effectiveNamespace is the namespace kustomize compares ids by.
+func effectiveNamespace(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+// unique reports whether no two objects share an id, which kustomize
+// refuses.
+func unique(objs []*fastObject) bool {
+	type id struct{ group, version, kind, name, namespace string }
+	seen := make(map[id]bool, len(objs))
+	for _, o := range objs {
+		if !o.namespaced() {
+			return false
+		}
+		k := id{o.group, o.version, o.kind, o.name, effectiveNamespace(o.namespace)}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
+}
+
+// setNamespace sets metadata.namespace as kustomize's namespace
+// transformer does.
+func (o *fastObject) setNamespace(ns string) bool {
+	if !o.namespaced() {
+		return false
+	}
+	o.pastNamespaces = append(o.pastNamespaces, effectiveNamespace(o.namespace))
+	rn := kyaml.NewRNode(o.node)
+	field, err := rn.Pipe(kyaml.LookupCreate(kyaml.ScalarNode, "metadata", "namespace"))
+	if err != nil || field == nil {
+		return false
+	}
+	if err := field.PipeE(kyaml.FieldSetter{Value: kyaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Value: ns, Tag: kyaml.NodeTagString})}); err != nil {
+		return false
+	}
+	o.namespace = ns
+	return true
+}
+
+// applyPatch applies a strategic-merge patch to the one object it names,
+// as kustomize's patch transformers do.
+func applyPatch(objs []*fastObject, d *load.Document) ([]*fastObject, bool) {
+	p, ok := newFastObject(d, "")
+	if !ok || !p.custom() || !cleanPatch(p.node, true) {
+		return nil, false
+	}
+	target := -1
+	pns := effectiveNamespace(p.namespace)
+	for i, o := range objs {
+		if o.group != p.group || o.version != p.version || o.kind != p.kind || o.name != p.name {
+			continue
+		}
+		if effectiveNamespace(o.namespace) != pns && !slices.Contains(o.pastNamespaces, pns) {
+			continue
+		}
+		if target >= 0 {
+			return nil, false
+		}
+		target = i
+	}
+	if target < 0 {
+		return nil, false
+	}
+	o := objs[target]
+	if !schemaFreeComments(o.node) || !schemaFreeComments(p.node) {
+		return nil, false
+	}
+	// What kustomize does to its copy of the patch before merging.
+	patch := kyaml.NewRNode(p.node)
+	orig := &resource.Resource{RNode: *kyaml.NewRNode(d.Root)}
+	if err := (&resource.Resource{RNode: *patch}).CopyMergeMetaDataFieldsFrom(orig); err != nil {
+		return nil, false
+	}
+	patch.SetKind(o.kind)
+	patch.SetApiVersion(o.apiVersion)
+	patch.SetKind(p.kind)
+
+	m := &merger{ok: true}
+	m.comments(o.node, p.node)
+	switch m.directive(p.node) {
+	case "delete":
+		if !m.ok {
+			return nil, false
+		}
+		return slices.Delete(objs, target, target+1), true
+	case "":
+		m.fields(o.node, p.node)
+	default:
+		return nil, false
+	}
+	if !m.ok {
+		return nil, false
+	}
+	rn := kyaml.NewRNode(o.node)
+	rn.SetKind(o.kind)
+	if rn.SetName(o.name) != nil || rn.SetNamespace(o.namespace) != nil {
+		return nil, false
+	}
+	return objs, true
+}
+
+// cleanPatch reports whether a patch uses no directive other than $patch
+// on a map, and no $patch inside a list.
+func cleanPatch(n *yaml.Node, mapsAllowed bool) bool {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if strings.HasPrefix(k, "$") && (k != "$patch" || !mapsAllowed) {
+				return false
+			}
+			if !cleanPatch(n.Content[i+1], mapsAllowed) {
+				return false
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if !cleanPatch(c, false) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// schemaFreeComments reports that no comment may be read by kyaml as a
+// field's schema.
+func schemaFreeComments(n *yaml.Node) bool {
+	for _, c := range []string{n.HeadComment, n.LineComment} {
+		if strings.ContainsAny(c, "{$") {
+			return false
+		}
+	}
+	for _, c := range n.Content {
+		if !schemaFreeComments(c) {
+			return false
+		}
+	}
+	return true
+}

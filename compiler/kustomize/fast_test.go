@@ -1,0 +1,337 @@
+package kustomize
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/benchcorpus"
+)
+
+// dump writes out all that a render gives its callers: the fields of
+// Rendered, and for each document its fields, its YAML and every node's
+// kind, tag, style, value, comments and position.
+func dump(r *Rendered) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dir %s\nfile %s\nread %q\npatches %q\n", r.Dir, r.File, r.Read, r.Patches)
+	for _, d := range r.Diags {
+		fmt.Fprintf(&b, "diag %s\n", d)
+	}
+	for _, d := range r.Docs {
+		fmt.Fprintf(&b, "--- %s #%d %s %s %s/%s\n", d.File, d.Index, d.APIVersion, d.Kind, d.Namespace, d.Name)
+		out, err := yaml.Marshal(d.Root)
+		if err != nil {
+			fmt.Fprintf(&b, "marshal: %v\n", err)
+		}
+		b.Write(out)
+		var walk func(n *yaml.Node, depth int)
+		walk = func(n *yaml.Node, depth int) {
+			fmt.Fprintf(&b, "%s%d %s style=%d %q head=%q line=%q foot=%q at %s\n",
+				strings.Repeat(" ", depth), n.Kind, n.Tag, n.Style, n.Value, n.HeadComment, n.LineComment, n.FootComment, d.Pos(n))
+			for _, c := range n.Content {
+				walk(c, depth+1)
+			}
+		}
+		walk(d.Root, 0)
+	}
+	return b.String()
+}
+
+// compareRenderers renders dir with knc's renderer allowed and with krusty
+// alone, and fails when the two differ in anything a caller sees, or when
+// knc's renderer did not, or did, take the kustomization as wanted.
+func compareRenderers(t *testing.T, dir, root string, wantFast bool) {
+	t.Helper()
+	opts := Options{Root: root, RelativeTo: root}
+	fast, err := render(dir, opts, true)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	krusty, err := render(dir, opts, false)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	if diff := cmp.Diff(dump(krusty), dump(fast)); diff != "" {
+		t.Errorf("%s: knc's renderer differs from krusty (-krusty +knc):\n%s", dir, diff)
+	}
+	if fast.fast != wantFast {
+		t.Errorf("%s: rendered by knc's own renderer: %v, want %v", dir, fast.fast, wantFast)
+	}
+}
+
+// kustomizationDirs lists the directories under root that hold a
+// kustomization file.
+func kustomizationDirs(t *testing.T, root string) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && load.KustomizationFile(path) != "" {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFastRendererMatchesKrustyOnFixtures renders every kustomization of
+// the project's fixtures both ways: the GitOps repository, the kustomize
+// fixture of the cluster tests, and those of the CLI's scripts.
+func TestFastRendererMatchesKrustyOnFixtures(t *testing.T) {
+	roots := []string{"../../internal/cli/testdata/gitops", "../../internal/kubetest/testdata"}
+	scripts, err := filepath.Glob("../../internal/cli/testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for _, script := range scripts {
+		a, err := txtar.ParseFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{}
+		kustomize := false
+		for _, f := range a.Files {
+			if strings.Contains(f.Name, "..") || filepath.IsAbs(f.Name) {
+				continue
+			}
+			files[f.Name] = string(f.Data)
+			kustomize = kustomize || slices.Contains(load.KustomizationFileNames, filepath.Base(f.Name))
+		}
+		if !kustomize {
+			continue
+		}
+		root := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(script), ".txtar"))
+		writeTree(t, root, files)
+		roots = append(roots, root)
+	}
+	fastOnes, all := 0, 0
+	for _, root := range roots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range kustomizationDirs(t, abs) {
+			opts := Options{Root: abs, RelativeTo: abs}
+			r, err := render(dir, opts, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all++
+			if r.fast {
+				fastOnes++
+			}
+			compareRenderers(t, dir, abs, r.fast)
+		}
+	}
+	t.Logf("knc's renderer took %d of %d kustomizations", fastOnes, all)
+	// The fixtures are mostly within the subset; were none rendered by
+	// knc, this test would compare krusty with itself.
+	if fastOnes < 5 {
+		t.Errorf("knc's renderer took %d of the fixtures' kustomizations, want at least 5", fastOnes)
+	}
+}
+
+const (
+	broker = `apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: default
+  labels: {team: shop, tier: "1"}
+  annotations:
+    z-last: "yes"
+    a-first: x
+spec:
+  config: {apiVersion: v1, kind: ConfigMap, name: config-br}
+  delivery:
+    retry: 3
+    backoffPolicy: linear # comment kept
+    deadLetterSink:
+      ref: {apiVersion: v1, kind: Service, name: dls}
+    enabled: on
+`
+	triggers = `# Two Triggers in one file.
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: orders
+spec:
+  broker: default
+  filters:
+  - exact: {type: order.created}
+  - prefix: {source: /shop}
+  subscriber:
+    ref:
+      apiVersion: serving.knative.dev/v1
+      kind: Service
+      name: orders
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: audit
+  namespace: other
+spec:
+  broker: default
+  subscriber:
+    uri: http://audit.example.com/
+`
+	service = `apiVersion: v1
+kind: Service
+metadata:
+  name: dls
+spec:
+  ports:
+  - port: 80
+`
+)
+
+// TestFastRendererMatchesKrusty renders generated kustomizations both ways:
+// those in knc's subset must come out of knc's renderer as krusty renders
+// them; the others must be left to krusty.
+func TestFastRendererMatchesKrusty(t *testing.T) {
+	base := map[string]string{
+		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- broker.yaml\n- triggers.yaml\n- service.yaml\n",
+		"base/broker.yaml":        broker,
+		"base/triggers.yaml":      triggers,
+		"base/service.yaml":       service,
+	}
+	overlay := func(kustomization string, files ...string) map[string]string {
+		m := map[string]string{"overlay/kustomization.yaml": kustomization}
+		for i := 0; i+1 < len(files); i += 2 {
+			m["overlay/"+files[i]] = files[i+1]
+		}
+		return m
+	}
+	const brokerPatch = "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n"
+	cases := []struct {
+		name  string
+		files map[string]string
+		fast  bool
+	}{
+		{"base", nil, true},
+		{"overlay of a base", overlay("resources: [../base]\n"), true},
+		{"namespace", overlay("resources: [../base]\nnamespace: prod\n"), true},
+		{"namespace in base and overlay", map[string]string{
+			"mid/kustomization.yaml":     "resources: [../base]\nnamespace: mid\n",
+			"overlay/kustomization.yaml": "resources: [../mid]\nnamespace: prod\n",
+		}, true},
+		{"nested maps", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", brokerPatch+"  labels: {env: prod, team: ops}\n  annotations: {b-new: \"true\"}\nspec:\n  delivery:\n    retry: 10\n    timeout: PT5S # new\n    deadLetterSink:\n      uri: /dead\n  extra:\n    deep: {a: 1, b: [x, y]}\n    yes: no\n"), true},
+		{"list replaced", overlay("resources: [../base]\npatchesStrategicMerge:\n- patch.yaml\n",
+			"patch.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\nspec:\n  filters:\n  - suffix: {type: .created}\n"), true},
+		{"null deletes", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", brokerPatch+"spec:\n  config: null\n  delivery:\n    backoffPolicy: ~\n  absent: null\n"), true},
+		{"$patch: delete on a map", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", brokerPatch+"spec:\n  delivery:\n    deadLetterSink:\n      $patch: delete\n"), true},
+		{"$patch: delete on an object", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n$patch: delete\n"), true},
+		{"$patch: replace on a map", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", brokerPatch+"spec:\n  delivery:\n    $patch: replace\n    retry: 1\n    gone: null\n"), true},
+		{"patches on several objects, several files", overlay("resources: [../base]\nnamespace: prod\npatches:\n- path: broker.yaml\n- path: triggers.yaml\n",
+			"broker.yaml", brokerPatch+"spec:\n  delivery:\n    retry: 1\n",
+			"triggers.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\nspec:\n  broker: other\n---\napiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: audit\n  namespace: other\nspec:\n  broker: other\n"), true},
+		{"patch after the base's namespace, by the old one", map[string]string{
+			"mid/kustomization.yaml":     "resources: [../base]\nnamespace: mid\n",
+			"overlay/kustomization.yaml": "resources: [../mid]\npatches:\n- path: patch.yaml\n",
+			"overlay/patch.yaml":         brokerPatch + "spec:\n  delivery:\n    retry: 1\n",
+		}, true},
+		{"patch by the new namespace", map[string]string{
+			"mid/kustomization.yaml":     "resources: [../base]\nnamespace: mid\n",
+			"overlay/kustomization.yaml": "resources: [../mid]\npatches:\n- path: patch.yaml\n",
+			"overlay/patch.yaml":         "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  namespace: mid\nspec:\n  delivery:\n    retry: 1\n",
+		}, true},
+		{"objects of the overlay's own", overlay("resources: [../base, more.yaml]\n",
+			"more.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: second\n"), true},
+		{"empty file", overlay("resources: [../base, empty.yaml]\n", "empty.yaml", "# nothing yet\n"), true},
+
+		// Outside the subset: krusty renders them, and the output is the same.
+		{"namePrefix", overlay("resources: [../base]\nnamePrefix: prod-\n"), false},
+		{"labels", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n"), false},
+		{"commonLabels", overlay("resources: [../base]\ncommonLabels: {env: prod}\n"), false},
+		{"configMapGenerator", overlay("resources: [../base]\nconfigMapGenerator:\n- name: cfg\n  literals: [a=b]\n"), false},
+		{"images", overlay("resources: [../base]\nimages:\n- name: app\n  newTag: v2\n"), false},
+		{"inline patch", overlay("resources: [../base]\npatches:\n- patch: |\n    " + strings.ReplaceAll(brokerPatch, "\n", "\n    ") + "spec: {x: 1}\n"), false},
+		{"patch with a target", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
+		{"JSON 6902 patch", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker, name: default}\n", "patch.yaml", "- op: replace\n  path: /spec/delivery/retry\n  value: 1\n"), false},
+		{"patch on a built-in kind", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: dls\nspec:\n  ports:\n  - port: 81\n"), false},
+		{"namespace on a cluster-scoped kind", overlay("resources: [../base, ns.yaml]\nnamespace: prod\n", "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n"), false},
+		{"List", overlay("resources: [list.yaml]\n", "list.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"), false},
+		{"components", map[string]string{
+			"comp/kustomization.yaml":    "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamespace: c\n",
+			"overlay/kustomization.yaml": "resources: [../base]\ncomponents: [../comp]\n",
+		}, false},
+		{"anchors", overlay("resources: [a.yaml]\n", "a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &d {k: v}\nmore: *d\n"), false},
+		{"$patch: replace on an object", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", brokerPatch+"$patch: replace\nspec: {}\n"), false},
+		{"$retainKeys", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", brokerPatch+"spec:\n  $retainKeys: [delivery]\n"), false},
+		{"schema comment", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", brokerPatch+"spec:\n  delivery:\n    retry: 1 # {\"type\": \"integer\"}\n"), false},
+
+		// kustomize errors: krusty says them, in its words.
+		{"missing resource", overlay("resources: [../base, nowhere.yaml]\n"), false},
+		{"patch without target", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: absent\n"), false},
+		{"duplicate object", overlay("resources: [../base, ../base/broker.yaml]\n"), false},
+		{"namespace makes a duplicate", overlay("resources: [../base, dup.yaml]\nnamespace: other\n", "dup.yaml",
+			"apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  namespace: x\n"), false},
+		{"unknown field", overlay("resources: [../base]\nnamespaces: prod\n"), false},
+		{"patch changes a map into a scalar", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", brokerPatch+"spec:\n  delivery: none\n"), false},
+		{"file outside the root", overlay("resources: [../../outside.yaml]\n"), false},
+		{"cycle", map[string]string{
+			"a/kustomization.yaml":       "resources: [../overlay]\n",
+			"overlay/kustomization.yaml": "resources: [../a]\n",
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			root := filepath.Join(dir, "repo")
+			writeTree(t, dir, map[string]string{"outside.yaml": service})
+			writeTree(t, root, base)
+			writeTree(t, root, c.files)
+			target := filepath.Join(root, "overlay")
+			if c.files == nil {
+				target = filepath.Join(root, "base")
+			}
+			compareRenderers(t, target, root, c.fast)
+		})
+	}
+}
+
+// TestFastRendererMatchesKrustyOnCorpus renders the benchmark's layouts.
+func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
+	for _, layout := range []benchcorpus.Layout{benchcorpus.Overlays, benchcorpus.PatchedOverlays, benchcorpus.LabelledOverlays} {
+		dir := t.TempDir()
+		if err := benchcorpus.WriteLayout(dir, benchcorpus.Shape{Objects: 100}, 2, layout); err != nil {
+			t.Fatal(err)
+		}
+		for _, overlay := range kustomizationDirs(t, filepath.Join(dir, "overlays")) {
+			compareRenderers(t, overlay, dir, layout != benchcorpus.LabelledOverlays)
+		}
+	}
+}
