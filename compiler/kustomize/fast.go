@@ -267,10 +267,6 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 	return objs, true
 }
 
-// listKind finds a document whose kind is a list, which kustomize
-// expands differently from knc's loader.
-var listKind = regexp.MustCompile(`(?m)^\s*kind:\s*["']?\w*List\b`)
-
 // file reads a resource or patch file, and reports false for one that
 // knc's loader and kustomize's might read differently.
 func (b *fastBuilder) file(path string) ([]*load.Document, bool) {
@@ -288,11 +284,11 @@ func (b *fastBuilder) file(path string) ([]*load.Document, bool) {
 // plainStream reports whether a YAML stream uses none of what kustomize's
 // reader treats differently from knc's: directives, document end markers,
 // content on a document start line, merge keys, carriage returns, lists
-// of objects and kustomize's own kinds.
+// of objects (kustomize expands every kind named *List, knc only v1
+// List; the check is by the word alone) and kustomize's own kinds.
 func plainStream(data []byte) bool {
-	if bytes.ContainsAny(data, "\r") || bytes.Contains(data, []byte("<<")) ||
-		bytes.Contains(data, []byte("config.k8s.io")) || bytes.Contains(data, []byte("config.kubernetes.io")) ||
-		listKind.Match(data) {
+	if bytes.ContainsAny(data, "\r") || bytes.Contains(data, []byte("<<")) || bytes.Contains(data, []byte("List")) ||
+		bytes.Contains(data, []byte("config.k8s.io")) || bytes.Contains(data, []byte("config.kubernetes.io")) {
 		return false
 	}
 	for line := range bytes.Lines(data) {
@@ -445,13 +441,13 @@ func (o *fastObject) setNamespace(ns string) bool {
 		return false
 	}
 	o.pastNamespaces = append(o.pastNamespaces, effectiveNamespace(o.namespace))
-	rn := kyaml.NewRNode(o.node)
-	field, err := rn.Pipe(kyaml.LookupCreate(kyaml.ScalarNode, "metadata", "namespace"))
-	if err != nil || field == nil {
-		return false
-	}
-	if err := field.PipeE(kyaml.FieldSetter{Value: kyaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Value: ns, Tag: kyaml.NodeTagString})}); err != nil {
-		return false
+	// kyaml replaces the value node's content, keeping its style, or
+	// appends a field; ns needs no quotes, as the kustomization was read.
+	md := mapValue(o.node, "metadata")
+	if v := mapValue(md, "namespace"); v != nil {
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: ns, Style: v.Style}
+	} else {
+		md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "namespace"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: ns})
 	}
 	o.namespace = ns
 	return true

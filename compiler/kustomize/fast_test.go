@@ -197,7 +197,7 @@ apiVersion: eventing.knative.dev/v1
 kind: Trigger
 metadata:
   name: audit
-  namespace: other
+  namespace: "other"
 spec:
   broker: default
   subscriber:
