@@ -82,6 +82,10 @@ var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
 type fastKustomization struct {
 	resources, patches []string
 	namespace          string
+	// strategicMerge says that the patches are patchesStrategicMerge,
+	// which kustomize applies through a copy of each patch with its
+	// metadata rewritten; it applies those of patches as they are.
+	strategicMerge bool
 }
 
 // local checks a path of the tree: inside the root, free of symbolic
@@ -154,7 +158,7 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 			if key == "resources" {
 				k.resources = list
 			} else {
-				k.patches = append(k.patches, list...)
+				k.patches, k.strategicMerge = list, true
 			}
 		case "patches":
 			if value.Kind != yaml.SequenceNode {
@@ -249,7 +253,7 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 			return nil, false
 		}
 		for _, d := range docs {
-			if objs, ok = applyPatch(objs, d); !ok {
+			if objs, ok = applyPatch(objs, d, k.strategicMerge); !ok {
 				return nil, false
 			}
 		}
@@ -454,8 +458,9 @@ func (o *fastObject) setNamespace(ns string) bool {
 }
 
 // applyPatch applies a strategic-merge patch to the one object it names,
-// as kustomize's patch transformers do.
-func applyPatch(objs []*fastObject, d *load.Document) ([]*fastObject, bool) {
+// as kustomize's patch transformers do; viaCopy says that kustomize merges
+// a copy of the patch, as it does those of patchesStrategicMerge.
+func applyPatch(objs []*fastObject, d *load.Document, viaCopy bool) ([]*fastObject, bool) {
 	p, ok := newFastObject(d, "")
 	if !ok || !p.custom() || !cleanPatch(p.node, true) {
 		return nil, false
@@ -481,15 +486,17 @@ func applyPatch(objs []*fastObject, d *load.Document) ([]*fastObject, bool) {
 	if !schemaFreeComments(o.node) || !schemaFreeComments(p.node) {
 		return nil, false
 	}
-	// What kustomize does to its copy of the patch before merging.
-	patch := kyaml.NewRNode(p.node)
-	orig := &resource.Resource{RNode: *kyaml.NewRNode(d.Root)}
-	if err := (&resource.Resource{RNode: *patch}).CopyMergeMetaDataFieldsFrom(orig); err != nil {
-		return nil, false
+	if viaCopy {
+		// What kustomize does to its copy of the patch before merging.
+		patch := kyaml.NewRNode(p.node)
+		orig := &resource.Resource{RNode: *kyaml.NewRNode(d.Root)}
+		if err := (&resource.Resource{RNode: *patch}).CopyMergeMetaDataFieldsFrom(orig); err != nil {
+			return nil, false
+		}
+		patch.SetKind(o.kind)
+		patch.SetApiVersion(o.apiVersion)
+		patch.SetKind(p.kind)
 	}
-	patch.SetKind(o.kind)
-	patch.SetApiVersion(o.apiVersion)
-	patch.SetKind(p.kind)
 
 	m := &merger{ok: true}
 	m.comments(o.node, p.node)

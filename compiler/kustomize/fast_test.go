@@ -335,3 +335,51 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastRenderer renders an overlay that sets a namespace, or not, and
+// applies a patch file to a base, both ways, and fails when knc's renderer
+// takes the overlay and renders anything krusty does not.
+func FuzzFastRenderer(f *testing.F) {
+	f.Add(broker+"---\n"+service, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\nspec:\n  delivery:\n    retry: 10\n", "prod", false)
+	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  labels: {a: b}\nspec:\n  filters: []\n  subscriber: {ref: null, uri: /x}\n", "", true)
+	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: audit\n  namespace: other\nspec:\n  $patch: delete\n", "x", false)
+	f.Add(broker, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  annotations: {n: \"1\", m: |\n    two\n    lines\n}\nspec:\n  delivery: {$patch: replace, retry: 1}\n  new: {a: {}, b: [], c: 'yes'}\n", "", true)
+	f.Fuzz(func(t *testing.T, resources, patch, namespace string, strategicMerge bool) {
+		root := t.TempDir()
+		kustomization := "resources: [../base]\npatches:\n- path: patch.yaml\n"
+		if strategicMerge {
+			kustomization = "resources: [../base]\npatchesStrategicMerge: [patch.yaml]\n"
+		}
+		if namespace != "" {
+			kustomization += "namespace: " + strconvQuote(namespace) + "\n"
+		}
+		writeTree(t, root, map[string]string{
+			"base/kustomization.yaml":    "resources: [objects.yaml]\n",
+			"base/objects.yaml":          resources,
+			"overlay/kustomization.yaml": kustomization,
+			"overlay/patch.yaml":         patch,
+		})
+		opts := Options{Root: root, RelativeTo: root}
+		dir := filepath.Join(root, "overlay")
+		fast, err := render(dir, opts, true)
+		if err != nil || !fast.fast {
+			return
+		}
+		krusty, err := render(dir, opts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(dump(krusty), dump(fast)); diff != "" {
+			t.Errorf("knc's renderer differs from krusty (-krusty +knc):\n%s", diff)
+		}
+	})
+}
+
+// strconvQuote writes s as a YAML double-quoted scalar.
+func strconvQuote(s string) string {
+	out, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Value: s})
+	if err != nil {
+		return `""`
+	}
+	return strings.TrimSpace(string(out))
+}
