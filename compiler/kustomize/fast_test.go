@@ -3,6 +3,7 @@ package kustomize
 import (
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,6 +335,164 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 			compareRenderers(t, overlay, dir, layout != benchcorpus.LabelledOverlays)
 		}
 	}
+}
+
+// TestFastRendererMatchesKrustyOnRandomPatches renders overlays that patch
+// a Broker, both generated at random from a fixed seed: maps, lists and
+// scalars in flow and block style, quoted or not, with comments, nulls and
+// $patch directives.
+func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 5084))
+	cases := 150
+	if testing.Short() {
+		cases = 30
+	}
+	fastOnes := 0
+	for i := range cases {
+		g := &treeGen{rng: rng}
+		object := g.object(false)
+		patch := g.object(true)
+		root := t.TempDir()
+		kustomization := "resources: [../base]\n"
+		if rng.IntN(2) == 0 {
+			kustomization += "patches:\n- path: patch.yaml\n"
+		} else {
+			kustomization += "patchesStrategicMerge: [patch.yaml]\n"
+		}
+		if rng.IntN(2) == 0 {
+			kustomization += "namespace: prod\n"
+		}
+		writeTree(t, root, map[string]string{
+			"base/kustomization.yaml":    "resources: [broker.yaml]\n",
+			"base/broker.yaml":           object,
+			"overlay/kustomization.yaml": kustomization,
+			"overlay/patch.yaml":         patch,
+		})
+		opts := Options{Root: root, RelativeTo: root}
+		dir := filepath.Join(root, "overlay")
+		fast, err := render(dir, opts, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		krusty, err := render(dir, opts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.fast {
+			fastOnes++
+		}
+		if diff := cmp.Diff(dump(krusty), dump(fast)); diff != "" {
+			t.Errorf("case %d: knc's renderer differs from krusty (-krusty +knc):\nobject:\n%s\npatch:\n%s\nkustomization:\n%s\n%s", i, object, patch, kustomization, diff)
+		}
+	}
+	t.Logf("knc's renderer took %d of %d cases", fastOnes, cases)
+	if fastOnes < cases/3 {
+		t.Errorf("knc's renderer took %d of %d cases, want at least a third", fastOnes, cases)
+	}
+}
+
+// treeGen writes random Brokers and patches to them.
+type treeGen struct {
+	rng *rand.Rand
+}
+
+func (g *treeGen) object(patch bool) string {
+	md := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(m *yaml.Node, key string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	}
+	add(md, "name", g.scalar("default"))
+	if !patch && g.rng.IntN(3) == 0 {
+		add(md, "namespace", g.scalar("team"))
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		if g.rng.IntN(2) == 0 {
+			m := &yaml.Node{Kind: yaml.MappingNode, Style: g.flow()}
+			for _, k := range g.keys() {
+				add(m, k, g.scalar(g.word()))
+			}
+			add(md, field, m)
+		}
+	}
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	add(root, "apiVersion", g.scalar("eventing.knative.dev/v1"))
+	add(root, "kind", g.scalar("Broker"))
+	add(root, "metadata", md)
+	add(root, "spec", g.mapping(3, patch))
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
+}
+
+func (g *treeGen) flow() yaml.Style {
+	if g.rng.IntN(3) == 0 {
+		return yaml.FlowStyle
+	}
+	return 0
+}
+
+func (g *treeGen) keys() []string {
+	all := []string{"a", "b", "delivery", "retry", "yes", "z"}
+	g.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	return all[:1+g.rng.IntN(3)]
+}
+
+func (g *treeGen) word() string {
+	return []string{"x", "yes", "on", "1", "PT1S", "two words", "", "line\nbreak"}[g.rng.IntN(8)]
+}
+
+func (g *treeGen) scalar(v string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+	switch g.rng.IntN(6) {
+	case 0:
+		n.Style = yaml.DoubleQuotedStyle
+	case 1:
+		n.Style = yaml.SingleQuotedStyle
+	case 2:
+		n.LineComment = "# note"
+	}
+	return n
+}
+
+func (g *treeGen) value(depth int, patch bool) *yaml.Node {
+	switch r := g.rng.IntN(10); {
+	case r < 2 && depth > 0:
+		return g.mapping(depth-1, patch)
+	case r < 4:
+		l := &yaml.Node{Kind: yaml.SequenceNode, Style: g.flow()}
+		for range g.rng.IntN(3) {
+			if g.rng.IntN(2) == 0 && depth > 0 {
+				l.Content = append(l.Content, g.mapping(0, false))
+			} else {
+				l.Content = append(l.Content, g.scalar(g.word()))
+			}
+		}
+		return l
+	case r < 5:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "3"}
+	case r < 6 && patch:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: []string{"null", "~", ""}[g.rng.IntN(3)]}
+	default:
+		return g.scalar(g.word())
+	}
+}
+
+func (g *treeGen) mapping(depth int, patch bool) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Style: g.flow()}
+	if patch && g.rng.IntN(6) == 0 {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "$patch"},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: []string{"delete", "replace", "merge"}[g.rng.IntN(3)]})
+	}
+	for _, k := range g.keys() {
+		key := &yaml.Node{Kind: yaml.ScalarNode, Value: k}
+		if g.rng.IntN(5) == 0 {
+			key.HeadComment = "# about " + k
+		}
+		m.Content = append(m.Content, key, g.value(depth, patch))
+	}
+	return m
 }
 
 // FuzzFastRenderer renders an overlay that sets a namespace, or not, and
