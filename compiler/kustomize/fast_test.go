@@ -542,3 +542,35 @@ func strconvQuote(s string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestFastRendererLeavesLinksToKrusty gives a symbolic link among the
+// resources, once to a file inside the repository and once to one outside
+// it: knc's renderer takes neither, and krusty reads the first and refuses
+// the second, as Flux does.
+func TestFastRendererLeavesLinksToKrusty(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "repo")
+	writeTree(t, dir, map[string]string{"outside.yaml": service})
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": "resources: [inside.yaml]\n",
+		"objects/service.yaml":    service,
+		"bad/kustomization.yaml":  "resources: [outside.yaml]\n",
+	})
+	for link, target := range map[string]string{
+		filepath.Join(root, "base", "inside.yaml"): filepath.Join(root, "objects", "service.yaml"),
+		filepath.Join(root, "bad", "outside.yaml"): filepath.Join(dir, "outside.yaml"),
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compareRenderers(t, filepath.Join(root, "base"), root, false)
+	compareRenderers(t, filepath.Join(root, "bad"), root, false)
+	r, err := Render(filepath.Join(root, "bad"), Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Diags) == 0 || len(r.Docs) > 0 {
+		t.Errorf("a link out of the repository was followed: %d documents, diagnostics %v", len(r.Docs), r.Diags)
+	}
+}
