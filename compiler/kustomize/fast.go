@@ -312,7 +312,7 @@ func plainStream(data []byte) bool {
 // knc does, and copies its node to be rendered.
 func newFastObject(d *load.Document, origin string) (*fastObject, bool) {
 	n := d.Root
-	if n.Kind != yaml.MappingNode || !plainTree(n) {
+	if n.Kind != yaml.MappingNode {
 		return nil, false
 	}
 	av, kind := mapValue(n, "apiVersion"), mapValue(n, "kind")
@@ -329,7 +329,11 @@ func newFastObject(d *load.Document, origin string) (*fastObject, bool) {
 			return nil, false
 		}
 	}
-	o := &fastObject{node: deepCopy(n), origin: origin, apiVersion: av.Value, kind: kind.Value, name: name.Value}
+	node, ok := plainCopy(n)
+	if !ok {
+		return nil, false
+	}
+	o := &fastObject{node: node, origin: origin, apiVersion: av.Value, kind: kind.Value, name: name.Value}
 	if ns != nil {
 		o.namespace = ns.Value
 	}
@@ -338,20 +342,6 @@ func newFastObject(d *load.Document, origin string) (*fastObject, bool) {
 		o.group, o.version = "", o.group
 	}
 	return o, true
-}
-
-// plainTree reports that a tree has no anchors or aliases, which kustomize
-// resolves differently.
-func plainTree(n *yaml.Node) bool {
-	if n.Anchor != "" || n.Kind == yaml.AliasNode {
-		return false
-	}
-	for _, c := range n.Content {
-		if !plainTree(c) {
-			return false
-		}
-	}
-	return true
 }
 
 func scalarMap(m *yaml.Node) bool {
@@ -378,15 +368,52 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-func deepCopy(n *yaml.Node) *yaml.Node {
-	c := *n
+// plainCopy copies a tree that has no anchors or aliases, which kustomize
+// resolves differently, and reports false for one that has. The copy's
+// nodes, and their Content slices, are allocated together.
+func plainCopy(n *yaml.Node) (*yaml.Node, bool) {
+	count, ok := countPlain(n)
+	if !ok {
+		return nil, false
+	}
+	c := &slabCopier{nodes: make([]yaml.Node, count), content: make([]*yaml.Node, count)}
+	return c.copy(n), true
+}
+
+func countPlain(n *yaml.Node) (int, bool) {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return 0, false
+	}
+	count := 1
+	for _, child := range n.Content {
+		k, ok := countPlain(child)
+		if !ok {
+			return 0, false
+		}
+		count += k
+	}
+	return count, true
+}
+
+type slabCopier struct {
+	nodes   []yaml.Node
+	content []*yaml.Node
+}
+
+func (c *slabCopier) copy(n *yaml.Node) *yaml.Node {
+	out := &c.nodes[0]
+	c.nodes = c.nodes[1:]
+	*out = *n
 	if n.Content != nil {
-		c.Content = make([]*yaml.Node, len(n.Content))
+		// A full slice expression, so that appending to the copy's
+		// Content never writes over its neighbours'.
+		out.Content = c.content[:len(n.Content):len(n.Content)]
+		c.content = c.content[len(n.Content):]
 		for i, child := range n.Content {
-			c.Content[i] = deepCopy(child)
+			out.Content[i] = c.copy(child)
 		}
 	}
-	return &c
+	return out
 }
 
 // custom reports whether kustomize knows nothing of the object's kind: its
