@@ -35,8 +35,9 @@ import (
 // fastObject is an object being rendered, and what kustomize would know
 // of its identity.
 type fastObject struct {
-	node                                   *yaml.Node
-	origin                                 string // the absolute path of its resource file
+	node *yaml.Node
+	// origin is the absolute path of the object's resource file.
+	origin                                 string
 	apiVersion, group, version, kind, name string
 	// namespace is metadata.namespace now; pastNamespaces the effective
 	// namespaces it had before each namespace transformation, which a
@@ -287,11 +288,13 @@ func (b *fastBuilder) file(path string) ([]*load.Document, bool) {
 
 // plainStream reports whether a YAML stream uses none of what kustomize's
 // reader treats differently from knc's: directives, document end markers,
-// content on a document start line, merge keys, carriage returns, lists
+// content on a document start line, byte order marks, merge keys,
+// carriage returns, lists
 // of objects (kustomize expands every kind named *List, knc only v1
 // List; the check is by the word alone) and kustomize's own kinds.
 func plainStream(data []byte) bool {
-	if bytes.ContainsAny(data, "\r") || bytes.Contains(data, []byte("<<")) || bytes.Contains(data, []byte("List")) ||
+	if bytes.HasPrefix(data, []byte{0xef}) || bytes.HasPrefix(data, []byte{0xfe}) || bytes.HasPrefix(data, []byte{0xff}) ||
+		bytes.ContainsAny(data, "\r") || bytes.Contains(data, []byte("<<")) || bytes.Contains(data, []byte("List")) ||
 		bytes.Contains(data, []byte("config.k8s.io")) || bytes.Contains(data, []byte("config.kubernetes.io")) {
 		return false
 	}

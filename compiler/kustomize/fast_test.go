@@ -271,6 +271,10 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		}, true},
 		{"objects of the overlay's own", overlay("resources: [../base, more.yaml]\n",
 			"more.yaml", "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: second\n"), true},
+		{"document markers and comments", overlay("resources: [more.yaml]\n", "more.yaml",
+			"---\n# first\napiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: a # the name\n---\n\n# between\n---\n"+
+				"apiVersion: eventing.knative.dev/v1 # av\nkind: Broker\nmetadata:\n  name: b\nspec: {}\n# foot\n---\n"), true},
+		{"byte order mark", overlay("resources: [bom.yaml]\n", "bom.yaml", "\ufeff"+service), false},
 		{"empty file", overlay("resources: [../base, empty.yaml]\n", "empty.yaml", "# nothing yet\n"), true},
 
 		// Outside the subset: krusty renders them, and the output is the same.
