@@ -506,7 +506,7 @@ func FuzzFastRenderer(f *testing.F) {
 	f.Add(broker+"---\n"+service, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\nspec:\n  delivery:\n    retry: 10\n", "prod", false)
 	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  labels: {a: b}\nspec:\n  filters: []\n  subscriber: {ref: null, uri: /x}\n", "", true)
 	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: audit\n  namespace: other\nspec:\n  $patch: delete\n", "x", false)
-	f.Add(broker, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  annotations: {n: \"1\", m: |\n    two\n    lines\n}\nspec:\n  delivery: {$patch: replace, retry: 1}\n  new: {a: {}, b: [], c: 'yes'}\n", "", true)
+	f.Add(broker, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  annotations:\n    n: \"1\"\n    m: |\n      two\n      lines\nspec:\n  delivery: {$patch: replace, retry: 1}\n  new: {a: {}, b: [], c: 'yes'}\n", "", true)
 	f.Fuzz(func(t *testing.T, resources, patch, namespace string, strategicMerge bool) {
 		root := t.TempDir()
 		kustomization := "resources: [../base]\npatches:\n- path: patch.yaml\n"
@@ -526,7 +526,7 @@ func FuzzFastRenderer(f *testing.F) {
 		dir := filepath.Join(root, "overlay")
 		fast, err := render(dir, opts, true)
 		if err != nil || !fast.fast {
-			return
+			return // krusty alone: nothing to compare
 		}
 		krusty, err := render(dir, opts, false)
 		if err != nil {
