@@ -10,6 +10,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/knc-dev/knc/compiler/load"
@@ -25,8 +27,9 @@ import (
 //   - namespace, on kinds that kustomize deems namespaced without asking
 //     its OpenAPI schema;
 //   - strategic-merge patches from files, each aimed by its own kind and
-//     name at one object of a kind kustomize has no schema for, where maps
-//     merge, lists are replaced, null deletes and $patch: delete removes.
+//     name, or by a target without label selectors, at one object of a
+//     kind kustomize has no schema for: maps merge, lists are replaced,
+//     null deletes and $patch: delete removes.
 //
 // Anything else, and anything that would be a kustomize error, makes the
 // whole kustomization fall back to krusty, whose output and errors stay
@@ -81,12 +84,20 @@ var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 // fastKustomization is a kustomization file within the subset.
 type fastKustomization struct {
-	resources, patches []string
-	namespace          string
+	resources []string
+	patches   []fastPatch
+	namespace string
 	// strategicMerge says that the patches are patchesStrategicMerge,
 	// which kustomize applies through a copy of each patch with its
 	// metadata rewritten; it applies those of patches as they are.
 	strategicMerge bool
+}
+
+// fastPatch is a patch file, and the selector of its target when the
+// kustomization gives one rather than leaving the patch to name it.
+type fastPatch struct {
+	path   string
+	target *types.Selector
 }
 
 // local checks a path of the tree: inside the root, free of symbolic
@@ -158,18 +169,22 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 			}
 			if key == "resources" {
 				k.resources = list
-			} else {
-				k.patches, k.strategicMerge = list, true
+				break
+			}
+			k.strategicMerge = true
+			for _, path := range list {
+				k.patches = append(k.patches, fastPatch{path: path})
 			}
 		case "patches":
 			if value.Kind != yaml.SequenceNode {
 				return nil, false
 			}
 			for _, p := range value.Content {
-				if p.Kind != yaml.MappingNode || len(p.Content) != 2 || p.Content[0].Value != "path" || !isString(p.Content[1]) {
+				patch, ok := patchEntry(p)
+				if !ok {
 					return nil, false
 				}
-				k.patches = append(k.patches, p.Content[1].Value)
+				k.patches = append(k.patches, patch)
 			}
 		}
 	}
@@ -179,6 +194,49 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 		return nil, false
 	}
 	return k, true
+}
+
+// patchEntry reads an entry of patches: a path, and a target that selects
+// by kind, name, group, version and namespace at most.
+func patchEntry(p *yaml.Node) (fastPatch, bool) {
+	var patch fastPatch
+	if p.Kind != yaml.MappingNode {
+		return patch, false
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(p.Content); i += 2 {
+		key, value := p.Content[i].Value, p.Content[i+1]
+		if seen[key] {
+			return patch, false
+		}
+		seen[key] = true
+		switch key {
+		case "path":
+			if !isString(value) {
+				return patch, false
+			}
+			patch.path = value.Value
+		case "target":
+			if value.Kind != yaml.MappingNode {
+				return patch, false
+			}
+			patch.target = &types.Selector{}
+			fields := map[string]*string{
+				"group": &patch.target.Group, "version": &patch.target.Version, "kind": &patch.target.Kind,
+				"name": &patch.target.Name, "namespace": &patch.target.Namespace,
+			}
+			for j := 0; j+1 < len(value.Content); j += 2 {
+				field, ok := fields[value.Content[j].Value]
+				if !ok || *field != "" || !isString(value.Content[j+1]) {
+					return patch, false
+				}
+				*field = value.Content[j+1].Value
+			}
+		default:
+			return patch, false
+		}
+	}
+	return patch, patch.path != ""
 }
 
 func isString(n *yaml.Node) bool {
@@ -244,17 +302,17 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 	if !unique(objs) {
 		return nil, false
 	}
-	for _, entry := range k.patches {
-		path, ok := b.entryPath(dir, entry)
+	for _, patch := range k.patches {
+		path, ok := b.entryPath(dir, patch.path)
 		if !ok {
 			return nil, false
 		}
 		docs, ok := b.file(path)
-		if !ok || len(docs) == 0 {
+		if !ok || len(docs) == 0 || patch.target != nil && len(docs) > 1 {
 			return nil, false
 		}
 		for _, d := range docs {
-			if objs, ok = applyPatch(objs, d, k.strategicMerge); !ok {
+			if objs, ok = applyPatch(objs, d, patch.target, k.strategicMerge); !ok {
 				return nil, false
 			}
 		}
@@ -487,32 +545,32 @@ func (o *fastObject) setNamespace(ns string) bool {
 	return true
 }
 
-// applyPatch applies a strategic-merge patch to the one object it names,
-// as kustomize's patch transformers do; viaCopy says that kustomize merges
-// a copy of the patch, as it does those of patchesStrategicMerge.
-func applyPatch(objs []*fastObject, d *load.Document, viaCopy bool) ([]*fastObject, bool) {
+// applyPatch applies a strategic-merge patch to the one object that the
+// selector, or else the patch itself, names, as kustomize's patch
+// transformers do. Through a selector, or for patchesStrategicMerge
+// (strategicMerge), kustomize merges a copy of the patch whose metadata
+// it rewrote; else the patch as it is.
+func applyPatch(objs []*fastObject, d *load.Document, selector *types.Selector, strategicMerge bool) ([]*fastObject, bool) {
 	p, ok := newFastObject(d, "")
-	if !ok || !p.custom() || !cleanPatch(p.node, true) {
+	if !ok || !cleanPatch(p.node, true) {
 		return nil, false
 	}
-	target := -1
-	pns := effectiveNamespace(p.namespace)
-	for i, o := range objs {
-		if o.group != p.group || o.version != p.version || o.kind != p.kind || o.name != p.name {
-			continue
-		}
-		if effectiveNamespace(o.namespace) != pns && !slices.Contains(o.pastNamespaces, pns) {
-			continue
-		}
-		if target >= 0 {
-			return nil, false
-		}
-		target = i
+	var target int
+	if selector != nil {
+		target, ok = selected(objs, selector)
+	} else {
+		target, ok = named(objs, p)
 	}
-	if target < 0 {
+	if !ok {
 		return nil, false
 	}
+	// The target's kind decides whether kustomize merges by a schema;
+	// the patch's own kind becomes the target's before the merge.
 	o := objs[target]
+	if !o.custom() {
+		return nil, false
+	}
+	viaCopy := strategicMerge || selector != nil
 	if !schemaFreeComments(o.node) || !schemaFreeComments(p.node) {
 		return nil, false
 	}
@@ -550,6 +608,52 @@ func applyPatch(objs []*fastObject, d *load.Document, viaCopy bool) ([]*fastObje
 		return nil, false
 	}
 	return objs, true
+}
+
+// named finds the one object that has the patch's group, version, kind
+// and name, and its namespace now or before a namespace transformation.
+func named(objs []*fastObject, p *fastObject) (int, bool) {
+	target := -1
+	pns := effectiveNamespace(p.namespace)
+	for i, o := range objs {
+		if o.group != p.group || o.version != p.version || o.kind != p.kind || o.name != p.name {
+			continue
+		}
+		if effectiveNamespace(o.namespace) != pns && !slices.Contains(o.pastNamespaces, pns) {
+			continue
+		}
+		if target >= 0 {
+			return 0, false
+		}
+		target = i
+	}
+	return target, target >= 0
+}
+
+// selected finds the one object a patch's target selects, matching as
+// kustomize does: patterns anchored at both ends, the namespace and name
+// it has now or had first.
+func selected(objs []*fastObject, s *types.Selector) (int, bool) {
+	sr, err := types.NewSelectorRegex(s)
+	if err != nil {
+		return 0, false
+	}
+	target := -1
+	for i, o := range objs {
+		first := effectiveNamespace(o.namespace)
+		if len(o.pastNamespaces) > 0 {
+			first = o.pastNamespaces[0]
+		}
+		if !sr.MatchNamespace(first) && !sr.MatchNamespace(effectiveNamespace(o.namespace)) ||
+			!sr.MatchName(o.name) || !sr.MatchGvk(resid.Gvk{Group: o.group, Version: o.version, Kind: o.kind}) {
+			continue
+		}
+		if target >= 0 {
+			return 0, false
+		}
+		target = i
+	}
+	return target, target >= 0
 }
 
 // cleanPatch reports whether a patch uses no directive other than $patch

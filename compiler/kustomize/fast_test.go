@@ -284,7 +284,14 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		{"configMapGenerator", overlay("resources: [../base]\nconfigMapGenerator:\n- name: cfg\n  literals: [a=b]\n"), false},
 		{"images", overlay("resources: [../base]\nimages:\n- name: app\n  newTag: v2\n"), false},
 		{"inline patch", overlay("resources: [../base]\npatches:\n- patch: |\n    " + strings.ReplaceAll(brokerPatch, "\n", "\n    ") + "spec: {x: 1}\n"), false},
-		{"patch with a target", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
+		{"patch with a target", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker}\n", "patch.yaml", brokerPatch+"  labels: {x: y}\nspec: {x: 1}\n"), true},
+		{"patch with a target of another name", overlay("resources: [../base]\nnamespace: prod\npatches:\n- path: patch.yaml\n  target:\n    group: eventing.knative.dev\n    version: v1\n    kind: Trigger\n    name: ord.*\n    namespace: default\n",
+			"patch.yaml", "apiVersion: v1\nkind: Anything\nmetadata:\n  name: any\n  annotations: {a: b}\nspec:\n  broker: other\n"), true},
+		{"patch with a target selecting two", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Trigger}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
+		{"patch with a target selecting none", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Trigger, name: nobody}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
+		{"patch with a label selector", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker, labelSelector: team=shop}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
+		{"patch with a target and two documents", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n---\n"+brokerPatch+"spec: {y: 1}\n"), false},
+		{"patch with a target on a built-in kind", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Service}\n", "patch.yaml", brokerPatch+"spec: {x: 1}\n"), false},
 		{"JSON 6902 patch", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker, name: default}\n", "patch.yaml", "- op: replace\n  path: /spec/delivery/retry\n  value: 1\n"), false},
 		{"patch on a built-in kind", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n", "patch.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: dls\nspec:\n  ports:\n  - port: 81\n"), false},
 		{"namespace on a cluster-scoped kind", overlay("resources: [../base, ns.yaml]\nnamespace: prod\n", "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n"), false},
@@ -344,7 +351,8 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 // TestFastRendererMatchesKrustyOnRandomPatches renders overlays that patch
 // a Broker, both generated at random from a fixed seed: maps, lists and
 // scalars in flow and block style, quoted or not, with comments, nulls and
-// $patch directives.
+// $patch directives; applied as patches, through a target or not, and as
+// patchesStrategicMerge.
 func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 5084))
 	cases := 150
@@ -358,9 +366,12 @@ func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 		patch := g.object(true)
 		root := t.TempDir()
 		kustomization := "resources: [../base]\n"
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(3) {
+		case 0:
 			kustomization += "patches:\n- path: patch.yaml\n"
-		} else {
+		case 1:
+			kustomization += "patches:\n- path: patch.yaml\n  target: {kind: Broker, name: default}\n"
+		default:
 			kustomization += "patchesStrategicMerge: [patch.yaml]\n"
 		}
 		if rng.IntN(2) == 0 {
