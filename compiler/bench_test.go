@@ -107,6 +107,7 @@ func BenchmarkLoadMemory(b *testing.B) {
 		{"flow-sequence", func(dir string) error { return writeNodeHeavy(dir, "flow-sequence", scalars) }},
 		{"block-sequence", func(dir string) error { return writeNodeHeavy(dir, "block-sequence", scalars) }},
 		{"block-mapping", func(dir string) error { return writeNodeHeavy(dir, "block-mapping", scalars) }},
+		{"flow-mapping", func(dir string) error { return writeNodeHeavy(dir, "flow-mapping", scalars) }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -144,7 +145,7 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-func inputBytes(b *testing.B, dir string) int64 {
+func inputBytes(b testing.TB, dir string) int64 {
 	b.Helper()
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
@@ -186,6 +187,15 @@ func writeNodeHeavy(dir, layout string, n int) error {
 		for i := range n {
 			fmt.Fprintf(&sb, "    k%d: 1\n", i)
 		}
+	case "flow-mapping":
+		sb.WriteString(" {")
+		for i := range n {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "k%d: 1", i)
+		}
+		sb.WriteString("}\n")
 	default:
 		return fmt.Errorf("unknown layout %q", layout)
 	}

@@ -214,6 +214,12 @@ func Load(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Nothing changes the rendered objects any more: keep them in
+		// the form that takes a fifth of the memory, before the next
+		// kustomization renders.
+		for _, d := range r.Docs {
+			d.Compact()
+		}
 		rendered = append(rendered, r)
 		own := absPath(filepath.Join(dir, r.File))
 		for _, f := range r.Read {

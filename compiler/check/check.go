@@ -30,7 +30,7 @@ func Check(docs []*load.Document, cfg *project.Config) (*model.Set, diag.List) {
 			continue
 		}
 		if first, dup := set.Index[e.Key]; dup {
-			diags.Add(e.Doc.Pos(e.Doc.Root), "", "duplicate %s: already defined at %s", e.Key, first.Doc.Pos(first.Doc.Root))
+			diags.Add(e.Doc.PosOf(""), "", "duplicate %s: already defined at %s", e.Key, first.Doc.PosOf(""))
 			continue
 		}
 		set.Index[e.Key] = e

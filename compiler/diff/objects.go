@@ -110,7 +110,7 @@ func same(a, b *model.Entry) bool {
 		return false
 	}
 	var av, bv any
-	if a.Doc.Root.Decode(&av) != nil || b.Doc.Root.Decode(&bv) != nil {
+	if a.Doc.Node().Decode(&av) != nil || b.Doc.Node().Decode(&bv) != nil {
 		return false
 	}
 	return reflect.DeepEqual(av, bv)
@@ -141,7 +141,7 @@ func withoutStatus(o model.Object) any {
 }
 
 func objectPos(e *model.Entry) diag.Pos {
-	return e.Doc.Pos(e.Doc.Root)
+	return e.Doc.PosOf("")
 }
 
 // kindLabel names a kind as knc's messages do: with its group unless the
@@ -159,7 +159,7 @@ func value(e *model.Entry) any {
 		v = jsonValue(e.Object)
 	} else {
 		var raw any
-		if err := e.Doc.Root.Decode(&raw); err == nil {
+		if err := e.Doc.Node().Decode(&raw); err == nil {
 			v = jsonValue(raw)
 		}
 	}

@@ -372,7 +372,7 @@ func plainStream(data []byte) bool {
 // newFastObject checks that a document is an object kustomize reads as
 // knc does, and copies its node to be rendered.
 func newFastObject(d *load.Document, origin string) (*fastObject, bool) {
-	n := d.Root
+	n := d.Node()
 	if n.Kind != yaml.MappingNode {
 		return nil, false
 	}
@@ -577,7 +577,7 @@ func applyPatch(objs []*fastObject, d *load.Document, selector *types.Selector, 
 	if viaCopy {
 		// What kustomize does to its copy of the patch before merging.
 		patch := kyaml.NewRNode(p.node)
-		orig := &resource.Resource{RNode: *kyaml.NewRNode(d.Root)}
+		orig := &resource.Resource{RNode: *kyaml.NewRNode(d.Node())}
 		if err := (&resource.Resource{RNode: *patch}).CopyMergeMetaDataFieldsFrom(orig); err != nil {
 			return nil, false
 		}

@@ -29,7 +29,7 @@ func dump(r *Rendered) string {
 	}
 	for _, d := range r.Docs {
 		fmt.Fprintf(&b, "--- %s #%d %s %s %s/%s\n", d.File, d.Index, d.APIVersion, d.Kind, d.Namespace, d.Name)
-		out, err := yaml.Marshal(d.Root)
+		out, err := yaml.Marshal(d.Node())
 		if err != nil {
 			fmt.Fprintf(&b, "marshal: %v\n", err)
 		}
@@ -42,7 +42,7 @@ func dump(r *Rendered) string {
 				walk(c, depth+1)
 			}
 		}
-		walk(d.Root, 0)
+		walk(d.Node(), 0)
 	}
 	return b.String()
 }

@@ -203,7 +203,8 @@ func (c *sourceCache) get(file string) *source {
 	if c.relativeTo != "" {
 		name = diag.RelPath(c.relativeTo, file)
 	}
-	l, err := load.Read([]load.Source{{Name: name, Data: s.data}}, c.limits)
+	// The renderer reads comments, which the compact form leaves out.
+	l, err := load.ReadParsed([]load.Source{{Name: name, Data: s.data}}, c.limits)
 	switch ex := (*cuelimit.Exceeded)(nil); {
 	case err == nil:
 		s.docs, s.diags, s.skipped = l.Docs, l.Diags, l.Skipped
@@ -252,11 +253,11 @@ func (r *Rendered) place(objs []renderedObject, kfile string, sources *sourceCac
 		var srcRoot *yaml.Node
 		if src != nil {
 			doc.Index = src.Index
-			srcRoot = src.Root
+			srcRoot = src.Node()
 		}
 		patchRoots := make([]patchNode, len(patches))
 		for j, p := range patches {
-			patchRoots[j] = patchNode{file: p.File, node: p.Root}
+			patchRoots[j] = patchNode{file: p.File, node: p.Node()}
 		}
 		mp.walk(o.node, srcRoot, patchRoots, nil)
 		r.Docs = append(r.Docs, doc)

@@ -23,13 +23,14 @@ import (
 // says "optional". A knc:"open" field takes any value; knc:"nullable" accepts
 // null.
 func Decode(doc *Document, out any) diag.List {
-	d := decoder{doc: doc}
-	d.value(doc.Root, reflect.ValueOf(out).Elem(), "", fieldOpts{})
+	root, pos := doc.positioned()
+	d := decoder{pos: pos}
+	d.value(root, reflect.ValueOf(out).Elem(), "", fieldOpts{})
 	return d.diags
 }
 
 type decoder struct {
-	doc   *Document
+	pos   func(*yaml.Node) diag.Pos
 	diags diag.List
 }
 
@@ -88,7 +89,7 @@ func infoFor(t reflect.Type) *structInfo {
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
-	d.diags.Add(d.doc.Pos(n), path, format, args...)
+	d.diags.Add(d.pos(n), path, format, args...)
 }
 
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOpts) {

@@ -16,23 +16,26 @@ type Document struct {
 	File string
 	// Index is the document's 0-based position in its file.
 	Index int
-	// Root is the object's mapping node; every node keeps its line and column.
-	Root *yaml.Node
 
 	APIVersion string
 	Kind       string
 	Name       string
 	Namespace  string
 
+	// root is the object's mapping node, as parsed, until Compact; every
+	// node keeps its line and column.
+	root *yaml.Node
 	// nodeFiles names the file of nodes that come from another file than
 	// File: a rendered object's fields that a kustomize patch set.
 	nodeFiles map[*yaml.Node]string
+	// tree holds the nodes after Compact.
+	tree *tree
 }
 
 // NewDocument returns the document of an object whose root is n, read from
 // file.
 func NewDocument(file string, n *yaml.Node) *Document {
-	doc := &Document{File: file, Root: n, APIVersion: scalar(n, "apiVersion"), Kind: scalar(n, "kind")}
+	doc := &Document{File: file, root: n, APIVersion: scalar(n, "apiVersion"), Kind: scalar(n, "kind")}
 	if md := child(n, "metadata"); md != nil {
 		doc.Name = scalar(md, "name")
 		doc.Namespace = scalar(md, "namespace")
@@ -40,8 +43,73 @@ func NewDocument(file string, n *yaml.Node) *Document {
 	return doc
 }
 
+// Compact replaces the document's yaml.v3 nodes with a form that takes a
+// fifth of their memory, once nothing will change them: the loader
+// compacts every document it returns. Positions, values, tags and styles
+// are kept; comments and anchor names are not. After Compact, Node and
+// Lookup return copies.
+func (d *Document) Compact() {
+	if d.root == nil {
+		return
+	}
+	if t := compact(d.root, d.nodeFiles); t != nil {
+		d.tree, d.root, d.nodeFiles = t, nil, nil
+	}
+}
+
+// Node returns the object's mapping node. Once the document is compacted
+// it is a copy built for the caller, which costs as much as the document
+// did before; hold it only while it is needed, and prefer PosOf, Generic
+// and Decode, which read the compact form.
+func (d *Document) Node() *yaml.Node {
+	if d.root != nil || d.tree == nil {
+		return d.root
+	}
+	return d.copyOf(node{d.tree, 0}, nil)
+}
+
+// copyOf builds the yaml.v3 nodes of n, recording in files the nodes
+// that lie in another file than the document's.
+func (d *Document) copyOf(n node, files map[*yaml.Node]string) *yaml.Node {
+	var built map[uint32]*yaml.Node
+	if d.tree.shared {
+		built = map[uint32]*yaml.Node{}
+	}
+	return n.yamlNode(built, files)
+}
+
+// positioned returns the object's root and the position of each of its
+// nodes, building them from the compact form when needed.
+func (d *Document) positioned() (*yaml.Node, func(*yaml.Node) diag.Pos) {
+	if d.root != nil || d.tree == nil {
+		return d.root, d.Pos
+	}
+	var files map[*yaml.Node]string
+	if len(d.tree.files) > 0 {
+		files = map[*yaml.Node]string{}
+	}
+	root := d.copyOf(node{d.tree, 0}, files)
+	return root, func(n *yaml.Node) diag.Pos {
+		if n == nil {
+			return diag.Pos{File: d.File}
+		}
+		if f, ok := files[n]; ok {
+			return diag.Pos{File: f, Line: n.Line, Column: n.Column}
+		}
+		return diag.Pos{File: d.File, Line: n.Line, Column: n.Column}
+	}
+}
+
+// Generic converts the object to generic JSON, as load.Generic does.
+func (d *Document) Generic() (any, error) {
+	if d.root != nil || d.tree == nil {
+		return Generic(d.root)
+	}
+	return node{d.tree, 0}.generic(&yaml.Node{})
+}
+
 // SetNodeFile says that n, whose Line and Column are set, lies in file
-// rather than in the document's File.
+// rather than in the document's File. It must come before Compact.
 func (d *Document) SetNodeFile(n *yaml.Node, file string) {
 	if d.nodeFiles == nil {
 		d.nodeFiles = map[*yaml.Node]string{}
@@ -49,7 +117,8 @@ func (d *Document) SetNodeFile(n *yaml.Node, file string) {
 	d.nodeFiles[n] = file
 }
 
-// Pos returns the position of n in the document's file.
+// Pos returns the position of n, a node of the document as parsed (before
+// Compact), in the document's file.
 func (d *Document) Pos(n *yaml.Node) diag.Pos {
 	if n == nil {
 		return diag.Pos{File: d.File}
@@ -62,9 +131,13 @@ func (d *Document) Pos(n *yaml.Node) diag.Pos {
 
 // Lookup returns the node at a field path such as spec.filters[1].exact, or
 // the deepest node on the way when the path does not exist (the parent of a
-// missing field), so that every error can point somewhere real.
+// missing field), so that every error can point somewhere real. Once the
+// document is compacted, the node is a copy.
 func (d *Document) Lookup(path string) *yaml.Node {
-	n := d.Root
+	if d.root == nil && d.tree != nil {
+		return d.copyOf(d.lookup(path), nil)
+	}
+	n := d.root
 	for _, seg := range splitPath(path) {
 		next := child(n, seg)
 		if next == nil {
@@ -75,32 +148,97 @@ func (d *Document) Lookup(path string) *yaml.Node {
 	return n
 }
 
-// KeyNode returns the key node of the last segment of path, or nil.
-func (d *Document) KeyNode(path string) *yaml.Node {
+// lookup is Lookup in the compact form.
+func (d *Document) lookup(path string) node {
+	n := node{d.tree, 0}
+	for _, seg := range splitPath(path) {
+		next, ok := n.field(seg)
+		if !ok {
+			return n
+		}
+		n = next
+	}
+	return n
+}
+
+// KeyPos returns the position of the key of the last segment of path, and
+// false when there is no such key.
+func (d *Document) KeyPos(path string) (diag.Pos, bool) {
 	segs := splitPath(path)
 	if len(segs) == 0 {
-		return nil
+		return diag.Pos{}, false
 	}
-	parent := d.Root
+	if d.root == nil && d.tree != nil {
+		parent := node{d.tree, 0}
+		for _, seg := range segs[:len(segs)-1] {
+			var ok bool
+			if parent, ok = parent.field(seg); !ok {
+				return diag.Pos{}, false
+			}
+		}
+		k, ok := parent.key(segs[len(segs)-1])
+		if !ok {
+			return diag.Pos{}, false
+		}
+		return k.pos(d.File), true
+	}
+	parent := d.root
 	for _, seg := range segs[:len(segs)-1] {
 		if parent = child(parent, seg); parent == nil {
-			return nil
+			return diag.Pos{}, false
 		}
 	}
 	parent = resolve(parent)
 	if parent == nil || parent.Kind != yaml.MappingNode {
-		return nil
+		return diag.Pos{}, false
 	}
 	for i := 0; i+1 < len(parent.Content); i += 2 {
 		if parent.Content[i].Value == segs[len(segs)-1] {
-			return parent.Content[i]
+			return d.Pos(parent.Content[i]), true
 		}
 	}
-	return nil
+	return diag.Pos{}, false
 }
 
-// PosOf returns the position of the value at path, or of its nearest parent.
-func (d *Document) PosOf(path string) diag.Pos { return d.Pos(d.Lookup(path)) }
+// PosOf returns the position of the value at path, or of its nearest
+// parent; PosOf("") is the position of the object.
+func (d *Document) PosOf(path string) diag.Pos {
+	if d.root == nil && d.tree != nil {
+		return d.lookup(path).pos(d.File)
+	}
+	return d.Pos(d.Lookup(path))
+}
+
+// Labels returns the object's metadata.labels.
+func (d *Document) Labels() map[string]string {
+	if d.root == nil && d.tree != nil {
+		md, ok := node{d.tree, 0}.field("metadata")
+		if !ok {
+			return nil
+		}
+		labels, ok := md.field("labels")
+		if !ok {
+			return nil
+		}
+		if labels = labels.resolve(); labels.kind() != yaml.MappingNode {
+			return nil
+		}
+		out := make(map[string]string, labels.len()/2)
+		for j := 0; j+1 < labels.len(); j += 2 {
+			out[labels.child(j).value()] = labels.child(j + 1).resolve().value()
+		}
+		return out
+	}
+	labels := resolve(child(child(d.root, "metadata"), "labels"))
+	if labels == nil || labels.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(labels.Content)/2)
+	for j := 0; j+1 < len(labels.Content); j += 2 {
+		out[labels.Content[j].Value] = resolve(labels.Content[j+1]).Value
+	}
+	return out
+}
 
 func child(n *yaml.Node, seg string) *yaml.Node {
 	n = resolve(n)

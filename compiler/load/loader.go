@@ -363,6 +363,8 @@ type chunk struct {
 	offset int // lines before the chunk in its file
 	docs   []*Document
 	diags  diag.List
+	// parsed keeps the documents' yaml.v3 nodes rather than compact them.
+	parsed bool
 	// foreign holds what would be said of documents that are not
 	// Kubernetes objects at all (no apiVersion, no kind): errors when
 	// their file also holds objects, nothing when it holds none.
@@ -439,6 +441,17 @@ type Source struct {
 // cannot be interrupted and goes on, so the program should report the
 // error and exit.
 func Read(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
+	return read(sources, limits, false)
+}
+
+// ReadParsed reads sources as Read does, but leaves each document's
+// yaml.v3 nodes as parsed, comments and all, rather than compact: for
+// kustomize's renderer, which reads comments. Node returns them.
+func ReadParsed(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
+	return read(sources, limits, true)
+}
+
+func read(sources []Source, limits cuelimit.Limits, parsed bool) (*Loaded, error) {
 	var chunks []*chunk
 	var cueFiles []*chunk
 	for _, s := range sources {
@@ -454,6 +467,9 @@ func Read(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
 			c.file, c.index = f, i
 			chunks = append(chunks, c)
 		}
+	}
+	for _, c := range append(chunks, cueFiles...) {
+		c.parsed = parsed
 	}
 	parallel.For(len(chunks), func(i int) { chunks[i].parseYAML() })
 	// One at a time, so that each file's evaluation has the heap budget
@@ -600,7 +616,7 @@ func (c *chunk) invalidUTF8() (diag.Diagnostic, bool) {
 // addObject records n as an object, expanding a v1 List into its items.
 func (c *chunk) addObject(n *yaml.Node) {
 	n = resolve(n)
-	doc := &Document{File: c.file, Root: n}
+	doc := &Document{File: c.file, root: n}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return
 	}
@@ -635,6 +651,11 @@ func (c *chunk) addObject(n *yaml.Node) {
 	if md := child(n, "metadata"); md != nil {
 		doc.Name = scalar(md, "name")
 		doc.Namespace = scalar(md, "namespace")
+	}
+	// Compacted here, in the worker that parsed it, so that the parsed
+	// nodes of all documents are never held at once.
+	if !c.parsed {
+		doc.Compact()
 	}
 	c.docs = append(c.docs, doc)
 }

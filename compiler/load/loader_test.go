@@ -33,7 +33,7 @@ func loadString(t *testing.T, name, content string) ([]docSummary, []string) {
 	}
 	var out []docSummary
 	for _, d := range docs {
-		out = append(out, docSummary{File: d.File, Kind: d.Kind, Name: d.Name, Index: d.Index, Line: d.Root.Line, NameLine: d.Lookup("metadata.name").Line})
+		out = append(out, docSummary{File: d.File, Kind: d.Kind, Name: d.Name, Index: d.Index, Line: d.PosOf("").Line, NameLine: d.Lookup("metadata.name").Line})
 	}
 	var msgs []string
 	for _, d := range diags {

@@ -12,7 +12,6 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
@@ -104,7 +103,7 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 			return out
 		}
 		e := entries[i]
-		labels := labelsOf(e.Doc)
+		labels := e.Doc.Labels()
 		selected = selected[:0]
 		for j := range policies {
 			p := &policies[j]
@@ -118,18 +117,19 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 		// The same fields get the same verdict: objects written from one
 		// template share most of what a policy looks at.
 		pending = pending[:0]
+		root := e.Doc.Value()
 		for _, p := range selected {
 			keyBuf = strconv.AppendInt(keyBuf[:0], int64(p.index), 10)
-			keyBuf = appendKey(append(keyBuf, ':'), e.Doc.Root, p.fields)
+			keyBuf = appendKey(append(keyBuf, ':'), root, p.fields)
 			if verdict, ok := memo[string(keyBuf)]; ok {
 				if verdict != nil {
 					out = append(out, violations(p.Policy, e.Doc, verdict)...)
 				}
 				continue
 			}
-			x, err := pruned(e.Doc.Root, p.fields)
+			x, err := pruned(root, p.fields)
 			if err != nil {
-				out.Add(e.Doc.Pos(e.Doc.Root), "", "the object cannot be checked against policies: %v", err)
+				out.Add(e.Doc.PosOf(""), "", "the object cannot be checked against policies: %v", err)
 				pending = pending[:0]
 				break
 			}
@@ -145,7 +145,7 @@ func (s *Set) checkShare(entries []*model.Entry, next *atomic.Int64, busy *activ
 		alone := pending
 		if g := groups.of(ctx, pending); g != nil {
 			busy.checking.Store(int64(i)<<16 | int64(g.first+1))
-			x, err := pruned(e.Doc.Root, g.fields)
+			x, err := pruned(root, g.fields)
 			if err == nil && g.constrain.Unify(ctx.Encode(numbers(x))).Validate(cue.Concrete(true)) == nil {
 				for _, p := range pending {
 					if !p.supplies {
@@ -206,7 +206,7 @@ func (a *activity) describe(s *Set, entries []*model.Entry) string {
 		return ""
 	}
 	e, p := entries[c>>16], s.Policies[c&0xffff-1]
-	return fmt.Sprintf("checking policy %s on %s %s at %s", p.Name, e.Key.Kind, objectName(e), e.Doc.Pos(e.Doc.Root))
+	return fmt.Sprintf("checking policy %s on %s %s at %s", p.Name, e.Key.Kind, objectName(e), e.Doc.PosOf(""))
 }
 
 // numbers turns the json.Numbers of a generic object into Go numbers, which
@@ -237,18 +237,6 @@ func objectName(e *model.Entry) string {
 		return e.Key.Name
 	}
 	return e.Key.Namespace + "/" + e.Key.Name
-}
-
-func labelsOf(doc *load.Document) map[string]string {
-	md := doc.Lookup("metadata.labels")
-	if md == nil || md == doc.Root || md.Kind != yaml.MappingNode {
-		return nil
-	}
-	labels := make(map[string]string, len(md.Content)/2)
-	for i := 0; i+1 < len(md.Content); i += 2 {
-		labels[md.Content[i].Value] = md.Content[i+1].Value
-	}
-	return labels
 }
 
 // violations reports each CUE error at the object's field it concerns,
@@ -284,15 +272,16 @@ func violations(p *Policy, doc *load.Document, err error) diag.List {
 
 func position(doc *load.Document, prefixes []string) diag.Pos {
 	for i := len(prefixes) - 1; i >= 0; i-- {
-		if doc.KeyNode(prefixes[i]) == nil {
+		key, ok := doc.KeyPos(prefixes[i])
+		if !ok {
 			continue
 		}
 		if i == len(prefixes)-1 {
 			return doc.PosOf(prefixes[i])
 		}
-		return doc.Pos(doc.KeyNode(prefixes[i]))
+		return key
 	}
-	return doc.Pos(doc.Root)
+	return doc.PosOf("")
 }
 
 // fieldPaths turns a CUE error path, policy.NAME.constrain.spec.filters.0,

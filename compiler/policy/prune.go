@@ -52,24 +52,22 @@ func hasPattern(v cue.Value) bool {
 // pruned converts of an object's YAML only what tree names: unifying a
 // constraint with three fields of an object is cheaper than with all of
 // it, and the result is the same, as CUE checks each field on its own.
-func pruned(n *yaml.Node, tree fieldTree) (any, error) {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if tree == nil || n == nil || n.Kind != yaml.MappingNode {
-		return load.Generic(n)
+func pruned(n load.Value, tree fieldTree) (any, error) {
+	if tree == nil || !n.Valid() || n.Kind() != yaml.MappingNode {
+		return n.Generic()
 	}
 	out := make(map[string]any, len(tree))
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		sub, ok := tree[n.Content[i].Value]
+	for i := 0; i+1 < n.Len(); i += 2 {
+		key := n.At(i).Text()
+		sub, ok := tree[key]
 		if !ok {
 			continue
 		}
-		v, err := pruned(n.Content[i+1], sub)
+		v, err := pruned(n.At(i+1), sub)
 		if err != nil {
 			return nil, err
 		}
-		out[n.Content[i].Value] = v
+		out[key] = v
 	}
 	return out, nil
 }
@@ -77,43 +75,41 @@ func pruned(n *yaml.Node, tree fieldTree) (any, error) {
 // appendKey writes what pruned would convert, as text that is equal for
 // equal values: each scalar with its tag, so that "3" and 3 differ. It
 // lets a verdict be found again without converting the object.
-func appendKey(b []byte, n *yaml.Node, tree fieldTree) []byte {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n == nil {
+func appendKey(b []byte, n load.Value, tree fieldTree) []byte {
+	if !n.Valid() {
 		return append(b, '~')
 	}
-	switch n.Kind {
+	switch n.Kind() {
 	case yaml.MappingNode:
 		b = append(b, '{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < n.Len(); i += 2 {
+			key := n.At(i).Text()
 			sub := tree
 			if tree != nil {
 				var ok bool
-				if sub, ok = tree[n.Content[i].Value]; !ok {
+				if sub, ok = tree[key]; !ok {
 					continue
 				}
 			}
-			b = strconv.AppendQuote(b, n.Content[i].Value)
+			b = strconv.AppendQuote(b, key)
 			b = append(b, ':')
-			b = appendKey(b, n.Content[i+1], sub)
+			b = appendKey(b, n.At(i+1), sub)
 			b = append(b, ',')
 		}
 		return append(b, '}')
 	case yaml.SequenceNode:
 		b = append(b, '[')
-		for _, c := range n.Content {
-			b = appendKey(b, c, nil)
+		for i := range n.Len() {
+			b = appendKey(b, n.At(i), nil)
 			b = append(b, ',')
 		}
 		return append(b, ']')
 	case yaml.DocumentNode:
-		if len(n.Content) > 0 {
-			return appendKey(b, n.Content[0], tree)
+		if n.Len() > 0 {
+			return appendKey(b, n.At(0), tree)
 		}
 		return append(b, '~')
 	}
 	b = append(b, n.ShortTag()...)
-	return strconv.AppendQuote(b, n.Value)
+	return strconv.AppendQuote(b, n.Text())
 }

@@ -203,7 +203,7 @@ func Read(file string) (*Config, diag.List, error) {
 		// Point at the second document, or at the top of an empty file.
 		pos := diag.Pos{File: file, Line: 1, Column: 1}
 		if len(docs) > 1 {
-			pos = docs[1].Pos(docs[1].Root)
+			pos = docs[1].PosOf("")
 		}
 		return nil, diag.List{{Pos: pos, Message: fmt.Sprintf("must hold exactly one document, found %d", len(docs))}}, nil
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/knc-dev/knc/compiler/crd"
 	"github.com/knc-dev/knc/compiler/diag"
-	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
@@ -294,7 +293,7 @@ func (r *renderer) entries() error {
 		e := r.set.Entries[i]
 		c := &conv[i]
 		if e.Object == nil {
-			obj, err := load.Generic(e.Doc.Root)
+			obj, err := e.Doc.Generic()
 			m, ok := obj.(map[string]any)
 			if err == nil && !ok {
 				err = errors.New("not an object")
@@ -318,7 +317,7 @@ func (r *renderer) entries() error {
 		c.obj, c.err = normalise(e.Object, hashes[e.Key])
 	})
 	for i, e := range r.set.Entries {
-		pos := e.Doc.Pos(e.Doc.Root)
+		pos := e.Doc.PosOf("")
 		c := conv[i]
 		if c.err != nil {
 			return fmt.Errorf("%s: %w", pos, c.err)
