@@ -41,6 +41,10 @@ type Options struct {
 	// CUELimits bound the evaluation of each CUE manifest; the zero value
 	// is cuelimit.Default.
 	CUELimits cuelimit.Limits
+	// MaxInputBytes bounds what Load reads in all: files, standard input
+	// and what kustomizations include. Zero means
+	// load.DefaultMaxInputBytes.
+	MaxInputBytes int64
 }
 
 // StdinPath is the path that stands for standard input, and StdinName the
@@ -141,6 +145,7 @@ func Load(opts Options) (*Result, error) {
 		}
 		cfgFile = found
 	}
+	budget := load.NewInputBudget(opts.MaxInputBytes)
 	res := &Result{Config: project.Default()}
 	if cfgFile != "" {
 		cfg, diags, err := project.Read(cfgFile)
@@ -210,7 +215,7 @@ func Load(opts Options) (*Result, error) {
 		if named[absPath(k)] {
 			continue
 		}
-		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits})
+		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits, InputBudget: budget})
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +261,7 @@ func Load(opts Options) (*Result, error) {
 	var loaded *load.Loaded
 	if len(plain) > 0 || stdin {
 		var err error
-		if loaded, err = load.ReadFiles(dir, plain, opts.CUELimits); err != nil {
+		if loaded, err = load.ReadFiles(dir, plain, opts.CUELimits, budget); err != nil {
 			return nil, err
 		}
 		if len(loaded.Docs) == 0 && len(loaded.Diags) == 0 && !stdin {
@@ -267,7 +272,7 @@ func Load(opts Options) (*Result, error) {
 	}
 	if len(plain) > 0 || stdin {
 		if stdin {
-			data, err := readStdin(opts.Stdin)
+			data, err := readStdin(opts.Stdin, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -409,13 +414,18 @@ func sourceRoot(dir, kustomization string) string {
 	return k
 }
 
-func readStdin(r io.Reader) ([]byte, error) {
+// readStdin reads standard input, up to what remains of budget.
+func readStdin(r io.Reader, budget *load.InputBudget) ([]byte, error) {
 	if r == nil {
 		r = os.Stdin
 	}
-	data, err := io.ReadAll(r)
+	// One byte more than may be read tells that there was more.
+	data, err := io.ReadAll(io.LimitReader(r, budget.Remaining()+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	if err := budget.Charge(StdinName, int64(len(data))); err != nil {
+		return nil, err
 	}
 	return data, nil
 }

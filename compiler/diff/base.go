@@ -179,7 +179,7 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	if relConfig != "" {
 		cfg = filepath.Join(tmp, filepath.FromSlash(relConfig))
 	}
-	res, err := compiler.Load(compiler.Options{Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, Dir: baseDir})
+	res, err := compiler.Load(compiler.Options{Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, Dir: baseDir, CUELimits: opts.CUELimits, MaxInputBytes: opts.MaxInputBytes})
 	if err != nil {
 		return fail(fmt.Errorf("loading %s: %w", rev, err))
 	}

@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -54,6 +55,8 @@ type Options struct {
 	RelativeTo string
 	// CUELimits bound the evaluation of a resource that is a .cue file.
 	CUELimits cuelimit.Limits
+	// InputBudget counts the files the build reads; nil counts nothing.
+	InputBudget *load.InputBudget
 }
 
 // Render builds the kustomization in dir. Problems with the kustomization
@@ -94,7 +97,7 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 		r.Diags = append(r.Diags, buildError(file, rel(file), err))
 		return r, nil
 	}
-	sources := &sourceCache{relativeTo: opts.RelativeTo, limits: opts.CUELimits, files: map[string]*source{}}
+	sources := &sourceCache{relativeTo: opts.RelativeTo, limits: opts.CUELimits, budget: opts.InputBudget, files: map[string]*source{}}
 	var objs []renderedObject
 	var fast []*fastObject
 	if allowFast {
@@ -112,7 +115,13 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 		}
 	} else {
 		var diags diag.List
-		if objs, diags = renderKrusty(secure, absDir, kfile, r); len(diags) > 0 {
+		rec := &recordingFS{FileSystem: secure, target: absDir, budget: opts.InputBudget, name: rel, read: map[string]bool{}}
+		// krusty reports a file over the budget as a build error.
+		objs, diags = renderKrusty(rec, absDir, kfile, r)
+		if rec.over != nil {
+			return nil, rec.over
+		}
+		if len(diags) > 0 {
 			r.Diags = diags
 			return r, nil
 		}
@@ -133,8 +142,7 @@ type renderedObject struct {
 
 // renderKrusty builds the kustomization in absDir with krusty, and records
 // the files the build read in r.Read.
-func renderKrusty(secure filesys.FileSystem, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
-	rec := &recordingFS{FileSystem: secure, target: absDir, read: map[string]bool{}}
+func renderKrusty(rec *recordingFS, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
 	m, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
 	for f := range rec.read {
 		r.Read = append(r.Read, f)
@@ -182,6 +190,7 @@ type source struct {
 type sourceCache struct {
 	relativeTo string
 	limits     cuelimit.Limits
+	budget     *load.InputBudget
 	files      map[string]*source
 	stopped    error
 }
@@ -196,13 +205,15 @@ func (c *sourceCache) get(file string) *source {
 		s.err = c.stopped
 		return s
 	}
+	if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+		if s.err = c.budget.ChargeFile(file, c.name(file), info.Size()); s.err != nil {
+			return s
+		}
+	}
 	if s.data, s.err = safeio.ReadFile(file, load.MaxFileBytes); s.err != nil {
 		return s
 	}
-	name := file
-	if c.relativeTo != "" {
-		name = diag.RelPath(c.relativeTo, file)
-	}
+	name := c.name(file)
 	// The renderer reads comments, which the compact form leaves out.
 	l, err := load.ReadParsed([]load.Source{{Name: name, Data: s.data}}, c.limits)
 	switch ex := (*cuelimit.Exceeded)(nil); {
@@ -214,6 +225,14 @@ func (c *sourceCache) get(file string) *source {
 		s.err = err
 	}
 	return s
+}
+
+// name is how documents and messages name file.
+func (c *sourceCache) name(file string) string {
+	if c.relativeTo == "" {
+		return file
+	}
+	return diag.RelPath(c.relativeTo, file)
 }
 
 // place turns the rendered objects into r.Docs, each node placed where it
@@ -419,21 +438,36 @@ func findValue(text []byte, value string) (line, col int) {
 	return 0, 0
 }
 
-// recordingFS records the files a build reads, and asks kustomize for
-// origin annotations on the kustomization being built.
+// recordingFS records the files a build reads, counts them against the
+// input budget, and asks kustomize for origin annotations on the
+// kustomization being built.
 type recordingFS struct {
 	filesys.FileSystem
 	target string
-	mu     sync.Mutex
-	read   map[string]bool
+	budget *load.InputBudget
+	// name is how messages name a file.
+	name func(string) string
+	mu   sync.Mutex
+	read map[string]bool
+	// over is the error of the file that took the budget over its
+	// limit; kustomize would report it as a build error.
+	over error
 }
 
 func (f *recordingFS) ReadFile(path string) ([]byte, error) {
-	data, err := f.FileSystem.ReadFile(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
+	if info, err := os.Stat(abs); err == nil && info.Mode().IsRegular() {
+		if err := f.budget.ChargeFile(abs, f.name(abs), info.Size()); err != nil {
+			f.mu.Lock()
+			f.over = cmp.Or(f.over, err)
+			f.mu.Unlock()
+			return nil, err
+		}
+	}
+	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

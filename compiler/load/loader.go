@@ -380,7 +380,7 @@ func LoadFiles(files []string) ([]*Document, diag.List, error) {
 // diagnostics, relative to dir when they lie below it. Files that hold no
 // Kubernetes object are passed over silently; ReadFiles lists them.
 func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
-	l, err := ReadFiles(dir, files, cuelimit.Default)
+	l, err := ReadFiles(dir, files, cuelimit.Default, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -409,17 +409,29 @@ const notAnObject = "no document has apiVersion and kind: not a Kubernetes manif
 // files were skipped because none of their documents is a Kubernetes object.
 // A file whose documents mix objects with such documents is an error at
 // each of the latter, as before. CUE files are evaluated under limits; see
-// Read.
-func ReadFiles(dir string, files []string, limits cuelimit.Limits) (*Loaded, error) {
+// Read. The files are counted against budget, and a file that would take
+// it over its limit is not read.
+func ReadFiles(dir string, files []string, limits cuelimit.Limits, budget *InputBudget) (*Loaded, error) {
 	sources := make([]Source, len(files))
 	for i, file := range files {
+		f := file
+		if dir != "" {
+			f = diag.RelPath(dir, file)
+		}
+		var size int64
+		if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+		if err := budget.ChargeFile(absPath(file), f, size); err != nil {
+			return nil, err
+		}
 		src, err := safeio.ReadFile(file, MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}
-		f := file
-		if dir != "" {
-			f = diag.RelPath(dir, file)
+		// The file may have changed since it was measured.
+		if err := budget.Charge(f, int64(len(src))-size); err != nil {
+			return nil, err
 		}
 		sources[i] = Source{Name: f, Data: src}
 	}

@@ -208,7 +208,7 @@ func TestDiscoverPassesOverWhatIsNotAManifest(t *testing.T) {
 	}
 
 	// What is left that is not a Kubernetes object is skipped when read.
-	l, err := ReadFiles(dir, in.Files, cuelimit.Default)
+	l, err := ReadFiles(dir, in.Files, cuelimit.Default, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

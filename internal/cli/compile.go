@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/knc-dev/knc/compiler"
 )
@@ -22,6 +23,9 @@ type loadFlags struct {
 	// policies, when set, checks the objects against CUE policies.
 	policies *policyFlags
 	cue      cueLimitFlags
+	// maxInput is --max-input-bytes as given, and maxInputBytes parsed.
+	maxInput      string
+	maxInputBytes int64
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
@@ -29,6 +33,7 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "skip files and directories matching this path.Match `pattern`, relative to the current directory (repeatable)")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat warnings (checks stricter than Knative's admission) as errors")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "list on stderr the files and directories passed over, and the deploy units found")
+	cmd.Flags().StringVar(&f.maxInput, "max-input-bytes", "1Gi", "refuse to read more than this `QUANTITY` (such as 512Mi or 2Gi) from all files and standard input together")
 	f.cue.register(cmd)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -36,6 +41,11 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 		if err := f.cue.parse(cmd); err != nil {
 			return err
 		}
+		q, err := resource.ParseQuantity(f.maxInput)
+		if err != nil || q.Sign() <= 0 {
+			return usageError("--max-input-bytes %q: want a quantity such as 512Mi or 2Gi", f.maxInput)
+		}
+		f.maxInputBytes = q.Value()
 		if prev != nil {
 			return prev(cmd, args)
 		}
@@ -50,7 +60,7 @@ func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
 	if f.policies != nil {
 		exclude = append(slices.Clip(exclude), f.policies.exclude()...)
 	}
-	res, err := compiler.Load(compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits})
+	res, err := compiler.Load(f.options(paths, exclude))
 	if err != nil {
 		return nil, loadFailure(err)
 	}
@@ -71,6 +81,12 @@ func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// options are the compiler's options for paths, exclude being the
+// patterns to skip.
+func (f *loadFlags) options(paths, exclude []string) compiler.Options {
+	return compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits, MaxInputBytes: f.maxInputBytes}
 }
 
 // singleUnit narrows res to the one deploy unit a command that compiles

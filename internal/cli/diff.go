@@ -148,7 +148,7 @@ func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev 
 		printDiagnostics(stderr, headRes.Diagnostics)
 		return base, head, nil, silentExit(exitTrouble)
 	}
-	r, err = diff.LoadRevision(ctx, rev, compiler.Options{Paths: args, ConfigFile: f.config, Exclude: f.exclude, CUELimits: f.cue.limits})
+	r, err = diff.LoadRevision(ctx, rev, f.options(args, f.exclude))
 	if err != nil {
 		return base, head, nil, loadFailure(err)
 	}
@@ -504,7 +504,7 @@ func writeAgainstMarkdown(w io.Writer, rep againstReport) error {
 // rev, as errors, for knc validate --base. Manifests that do not validate
 // at rev are trouble: nothing can be compared with them.
 func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args []string, res *compiler.Result) error {
-	r, err := diff.LoadRevision(cmd.Context(), rev, compiler.Options{Paths: args, ConfigFile: flags.config, Exclude: flags.exclude, CUELimits: flags.cue.limits})
+	r, err := diff.LoadRevision(cmd.Context(), rev, flags.options(args, flags.exclude))
 	if err != nil {
 		return loadFailure(err)
 	}
