@@ -23,14 +23,21 @@ import (
 // says "optional". A knc:"open" field takes any value; knc:"nullable" accepts
 // null.
 func Decode(doc *Document, out any) diag.List {
-	root, pos := doc.positioned()
-	d := decoder{pos: pos}
-	d.value(root, reflect.ValueOf(out).Elem(), "", fieldOpts{})
+	t := doc.tree
+	if doc.root != nil || t == nil {
+		// Not compacted: decode a compact copy, which costs less than
+		// the decoding itself.
+		if t = compact(doc.root, doc.nodeFiles); t == nil {
+			return diag.List{{Pos: doc.PosOf(""), Message: "the object is too large to decode"}}
+		}
+	}
+	d := decoder{file: doc.File}
+	d.value(node{t, 0}, reflect.ValueOf(out).Elem(), "", fieldOpts{})
 	return d.diags
 }
 
 type decoder struct {
-	pos   func(*yaml.Node) diag.Pos
+	file  string
 	diags diag.List
 }
 
@@ -88,15 +95,15 @@ func infoFor(t reflect.Type) *structInfo {
 	return v.(*structInfo)
 }
 
-func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
-	d.diags.Add(d.pos(n), path, format, args...)
+func (d *decoder) errorf(n node, path, format string, args ...any) {
+	d.diags.Add(n.pos(d.file), path, format, args...)
 }
 
-func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOpts) {
-	n = resolve(n)
+func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
+	n = n.resolve()
 	if opts.open {
 		var x any
-		if err := n.Decode(&x); err != nil {
+		if err := n.copy().Decode(&x); err != nil {
 			d.errorf(n, path, "%v", err)
 			return
 		}
@@ -105,7 +112,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOp
 		}
 		return
 	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+	if n.kind() == yaml.ScalarNode && n.tag() == "!!null" {
 		// The API server prunes a null from a custom resource before
 		// admission, so null is as good as absent; a required field left
 		// null is then reported by validation as missing.
@@ -119,90 +126,92 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, opts fieldOp
 	case reflect.Struct:
 		d.structValue(n, v, path)
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.errorf(n, path, "must be a map of strings, not a %s", nodeKind(n))
+		if n.kind() != yaml.MappingNode {
+			d.errorf(n, path, "must be a map of strings, not a %s", kindName(n.kind()))
 			return
 		}
-		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
+		m := reflect.MakeMapWithSize(v.Type(), n.len()/2)
+		for i := 0; i+1 < n.len(); i += 2 {
+			k, val := n.child(i), n.child(i+1)
+			key := k.value()
 			elem := reflect.New(v.Type().Elem()).Elem()
-			d.value(val, elem, JoinKey(path, k.Value), fieldOpts{})
-			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
-				d.errorf(k, JoinKey(path, k.Value), "duplicate key %q", k.Value)
+			d.value(val, elem, JoinKey(path, key), fieldOpts{})
+			if m.MapIndex(reflect.ValueOf(key)).IsValid() {
+				d.errorf(k, JoinKey(path, key), "duplicate key %q", key)
 			}
-			m.SetMapIndex(reflect.ValueOf(k.Value), elem)
+			m.SetMapIndex(reflect.ValueOf(key), elem)
 		}
 		v.Set(m)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, path, "must be a list, not a %s", nodeKind(n))
+		if n.kind() != yaml.SequenceNode {
+			d.errorf(n, path, "must be a list, not a %s", kindName(n.kind()))
 			return
 		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			d.value(item, s.Index(i), JoinIndex(path, i), fieldOpts{})
+		s := reflect.MakeSlice(v.Type(), n.len(), n.len())
+		for i := range n.len() {
+			d.value(n.child(i), s.Index(i), JoinIndex(path, i), fieldOpts{})
 		}
 		v.Set(s)
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		if n.kind() != yaml.ScalarNode || n.tag() != "!!str" {
 			d.errorf(n, path, "must be a string, not %s%s", article(n), hintQuote(n))
 			return
 		}
-		v.SetString(n.Value)
+		v.SetString(n.value())
 	case reflect.Int64, reflect.Int32, reflect.Int:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		if n.kind() != yaml.ScalarNode || n.tag() != "!!int" {
 			d.errorf(n, path, "must be an integer, not %s", article(n))
 			return
 		}
-		i, err := strconv.ParseInt(n.Value, 0, 64)
+		i, err := strconv.ParseInt(n.value(), 0, 64)
 		if err != nil || v.OverflowInt(i) {
-			d.errorf(n, path, "integer %s is out of range", n.Value)
+			d.errorf(n, path, "integer %s is out of range", n.value())
 			return
 		}
 		v.SetInt(i)
 	case reflect.Float64:
-		if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") {
+		if n.kind() != yaml.ScalarNode || (n.tag() != "!!float" && n.tag() != "!!int") {
 			d.errorf(n, path, "must be a number, not %s", article(n))
 			return
 		}
-		f, err := strconv.ParseFloat(n.Value, 64)
+		f, err := strconv.ParseFloat(n.value(), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(n, path, "%s is not a finite number", n.Value)
+			d.errorf(n, path, "%s is not a finite number", n.value())
 			return
 		}
 		v.SetFloat(f)
 	case reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		if n.kind() != yaml.ScalarNode || n.tag() != "!!bool" {
 			d.errorf(n, path, "must be true or false, not %s", article(n))
 			return
 		}
-		v.SetBool(n.Value == "true")
+		v.SetBool(n.value() == "true")
 	default:
 		d.errorf(n, path, "cannot decode into %s", v.Type())
 	}
 }
 
-func (d *decoder) structValue(n *yaml.Node, v reflect.Value, path string) {
-	if n.Kind != yaml.MappingNode {
+func (d *decoder) structValue(n node, v reflect.Value, path string) {
+	if n.kind() != yaml.MappingNode {
 		d.errorf(n, path, "must be an object, not %s", article(n))
 		return
 	}
 	info := infoFor(v.Type())
-	seen := make(map[string]bool, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		fpath := JoinKey(path, k.Value)
-		f, ok := info.fields[k.Value]
+	seen := make(map[string]bool, n.len()/2)
+	for i := 0; i+1 < n.len(); i += 2 {
+		k, val := n.child(i), n.child(i+1)
+		key := k.value()
+		fpath := JoinKey(path, key)
+		f, ok := info.fields[key]
 		if !ok {
-			d.errorf(k, fpath, "unknown field %q%s", k.Value, suggest(k.Value, info.names))
+			d.errorf(k, fpath, "unknown field %q%s", key, suggest(key, info.names))
 			continue
 		}
-		if seen[k.Value] {
-			d.errorf(k, fpath, "duplicate field %q", k.Value)
+		if seen[key] {
+			d.errorf(k, fpath, "duplicate field %q", key)
 			continue
 		}
-		seen[k.Value] = true
+		seen[key] = true
 		d.value(val, v.FieldByIndex(f.index), fpath, f.opts)
 	}
 	for _, name := range info.names {
@@ -259,31 +268,31 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func article(n *yaml.Node) string {
-	if n.Kind != yaml.ScalarNode {
-		if n.Kind == yaml.MappingNode {
+func article(n node) string {
+	if n.kind() != yaml.ScalarNode {
+		if n.kind() == yaml.MappingNode {
 			return "an object"
 		}
-		return "a " + nodeKind(n)
+		return "a " + kindName(n.kind())
 	}
-	switch n.Tag {
+	switch n.tag() {
 	case "!!int":
-		return "the integer " + n.Value
+		return "the integer " + n.value()
 	case "!!float":
-		return "the number " + n.Value
+		return "the number " + n.value()
 	case "!!bool":
-		return "the boolean " + n.Value
+		return "the boolean " + n.value()
 	case "!!null":
 		return "null"
 	case "!!str":
-		return strconv.Quote(n.Value)
+		return strconv.Quote(n.value())
 	}
-	return n.Value
+	return n.value()
 }
 
-func hintQuote(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode && n.Tag != "!!str" && n.Tag != "!!null" {
-		return fmt.Sprintf(` (quote it: "%s")`, n.Value)
+func hintQuote(n node) string {
+	if n.kind() == yaml.ScalarNode && n.tag() != "!!str" && n.tag() != "!!null" {
+		return fmt.Sprintf(` (quote it: "%s")`, n.value())
 	}
 	return ""
 }

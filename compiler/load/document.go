@@ -65,39 +65,7 @@ func (d *Document) Node() *yaml.Node {
 	if d.root != nil || d.tree == nil {
 		return d.root
 	}
-	return d.copyOf(node{d.tree, 0}, nil)
-}
-
-// copyOf builds the yaml.v3 nodes of n, recording in files the nodes
-// that lie in another file than the document's.
-func (d *Document) copyOf(n node, files map[*yaml.Node]string) *yaml.Node {
-	var built map[uint32]*yaml.Node
-	if d.tree.shared {
-		built = map[uint32]*yaml.Node{}
-	}
-	return n.yamlNode(built, files)
-}
-
-// positioned returns the object's root and the position of each of its
-// nodes, building them from the compact form when needed.
-func (d *Document) positioned() (*yaml.Node, func(*yaml.Node) diag.Pos) {
-	if d.root != nil || d.tree == nil {
-		return d.root, d.Pos
-	}
-	var files map[*yaml.Node]string
-	if len(d.tree.files) > 0 {
-		files = map[*yaml.Node]string{}
-	}
-	root := d.copyOf(node{d.tree, 0}, files)
-	return root, func(n *yaml.Node) diag.Pos {
-		if n == nil {
-			return diag.Pos{File: d.File}
-		}
-		if f, ok := files[n]; ok {
-			return diag.Pos{File: f, Line: n.Line, Column: n.Column}
-		}
-		return diag.Pos{File: d.File, Line: n.Line, Column: n.Column}
-	}
+	return node{d.tree, 0}.copy()
 }
 
 // Generic converts the object to generic JSON, as load.Generic does.
@@ -135,7 +103,7 @@ func (d *Document) Pos(n *yaml.Node) diag.Pos {
 // document is compacted, the node is a copy.
 func (d *Document) Lookup(path string) *yaml.Node {
 	if d.root == nil && d.tree != nil {
-		return d.copyOf(d.lookup(path), nil)
+		return d.lookup(path).copy()
 	}
 	n := d.root
 	for _, seg := range splitPath(path) {

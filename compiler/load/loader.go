@@ -693,8 +693,10 @@ func shift(n *yaml.Node, lines int) {
 	}
 }
 
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
+func nodeKind(n *yaml.Node) string { return kindName(n.Kind) }
+
+func kindName(kind yaml.Kind) string {
+	switch kind {
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:

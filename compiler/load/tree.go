@@ -238,11 +238,18 @@ func (n node) key(seg string) (node, bool) {
 	return node{}, false
 }
 
+// copy builds the yaml.v3 node of n and what lies below it.
+func (n node) copy() *yaml.Node {
+	var built map[uint32]*yaml.Node
+	if n.t.shared {
+		built = map[uint32]*yaml.Node{}
+	}
+	return n.yamlNode(built)
+}
+
 // yamlNode builds the yaml.v3 node of n and what lies below it. Nodes
-// reached twice, through aliases, are built once; files, when not nil,
-// gets the file of each node that lies in another file than the
-// document's.
-func (n node) yamlNode(built map[uint32]*yaml.Node, files map[*yaml.Node]string) *yaml.Node {
+// reached twice, through aliases, are built once when built is not nil.
+func (n node) yamlNode(built map[uint32]*yaml.Node) *yaml.Node {
 	if y, ok := built[n.i]; ok {
 		return y
 	}
@@ -254,17 +261,14 @@ func (n node) yamlNode(built map[uint32]*yaml.Node, files map[*yaml.Node]string)
 	if built != nil {
 		built[n.i] = y
 	}
-	if c.file > 0 && files != nil {
-		files[y] = n.t.files[c.file-1]
-	}
 	if y.Kind == yaml.AliasNode {
-		y.Alias = node{n.t, c.first}.yamlNode(built, files)
+		y.Alias = node{n.t, c.first}.yamlNode(built)
 		return y
 	}
 	if c.count > 0 {
 		y.Content = make([]*yaml.Node, c.count)
 		for j := range y.Content {
-			y.Content[j] = n.child(j).yamlNode(built, files)
+			y.Content[j] = n.child(j).yamlNode(built)
 		}
 	}
 	return y
