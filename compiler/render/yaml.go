@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,13 +42,33 @@ func sortedKeys(m map[string]any, buf []string) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	// Objects have a handful of keys: an insertion sort beats a general one.
+	// Most mappings have a handful of keys, where an insertion sort beats a
+	// general one; a ConfigMap's data may have tens of thousands, where it
+	// would take quadratic time.
+	if len(keys) > insertionSortKeys {
+		slices.SortFunc(keys, compareKeys)
+		return keys
+	}
 	for i := 1; i < len(keys); i++ {
 		for j := i; j > 0 && keyLess(keys[j], keys[j-1]); j-- {
 			keys[j], keys[j-1] = keys[j-1], keys[j]
 		}
 	}
 	return keys
+}
+
+// insertionSortKeys is the most keys sortedKeys sorts by insertion.
+const insertionSortKeys = 16
+
+// compareKeys is keyLess as a comparison; the keys of a mapping differ.
+func compareKeys(a, b string) int {
+	switch {
+	case keyLess(a, b):
+		return -1
+	case keyLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // encodeYAML appends v, a generic JSON value (maps, slices, strings,

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,5 +111,49 @@ spec:
 	}
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("layout (-want +got):\n%s", diff)
+	}
+}
+
+// TestSortedKeysLargeMappings checks that mappings with more keys than the
+// insertion sort takes come out in the same order: well-known keys first,
+// in their order, then the rest by byte order.
+func TestSortedKeysLargeMappings(t *testing.T) {
+	for _, n := range []int{insertionSortKeys, insertionSortKeys + 1, 1000} {
+		m := map[string]any{}
+		for i := range n {
+			m[fmt.Sprintf("k%04d", n-i)] = i
+		}
+		for k := range keyPriority {
+			m[k] = k
+		}
+		want := []string{"apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations"}
+		for i := 1; i <= n; i++ {
+			want = append(want, fmt.Sprintf("k%04d", i))
+		}
+		if diff := cmp.Diff(want, sortedKeys(m, nil)); diff != "" {
+			t.Errorf("%d keys besides the well-known ones: order (-want +got):\n%s", n, diff)
+		}
+	}
+}
+
+// BenchmarkEncodeLargeMapping writes one mapping of many keys, as a large
+// ConfigMap's data; ns/key should stay flat as keys grow.
+func BenchmarkEncodeLargeMapping(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			data := make(map[string]any, n)
+			for i := range n {
+				data[fmt.Sprintf("k%d", i)] = fmt.Sprintf("v%d", i)
+			}
+			obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": data}
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				if err := encodeYAML(&buf, obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+		})
 	}
 }
