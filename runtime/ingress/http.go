@@ -404,7 +404,12 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &pe):
 			s.reject(w, http.StatusBadRequest, err.Error())
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The body did not arrive within Limits.ReadTimeout.
+			// The body did not arrive within Limits.ReadTimeout. The write
+			// deadline, counted from the end of the headers, has passed too
+			// unless WriteTimeout is well above ReadTimeout (the defaults
+			// are equal): without time of its own, the 408 is never sent
+			// and the client sees the connection closed.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeoutAnswerTime))
 			w.Header().Set("Connection", "close")
 			s.reject(w, http.StatusRequestTimeout, "the request body was not received in time")
 		default:
@@ -469,6 +474,10 @@ func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event, 
 		return ctx.Err()
 	}
 }
+
+// timeoutAnswerTime is how long the 408 to a body that came too slowly
+// may take to write: a few hundred bytes.
+const timeoutAnswerTime = 5 * time.Second
 
 func (s *Server) reject(w http.ResponseWriter, code int, msg string) {
 	s.rejected.WithLabelValues(strconv.Itoa(code)).Inc()

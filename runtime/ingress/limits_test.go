@@ -112,7 +112,9 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 			sub := newRecorder(t)
 			const readTimeout = 500 * time.Millisecond
 			e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil)),
-				Limits: ingress.Limits{ReadTimeout: readTimeout}})
+				// Equal read and write timeouts, as the defaults are: the
+				// write deadline has passed too when the 408 is written.
+				Limits: ingress.Limits{ReadTimeout: readTimeout, WriteTimeout: readTimeout}})
 			// The server's read deadline starts when it accepts the
 			// connection, so the clock starts before the dial.
 			began := time.Now()
