@@ -144,15 +144,24 @@ type Select struct {
 // are skipped: a directory the change adds has no files at the base. It
 // returns the slash-separated paths of the files written.
 func (r *Repo) Extract(ctx context.Context, commit string, sel Select, dst string) ([]string, error) {
-	entries, err := r.list(ctx, commit, sel)
+	listed, err := r.list(ctx, commit, sel)
 	if err != nil {
 		return nil, err
 	}
+	// The whole listing is checked, files Keep passes over included: a
+	// link that is not kept still makes the files below its name a tree
+	// git fsck flags, which no checkout would write as a directory.
+	if err := checkEntries(listed, commit); err != nil {
+		return nil, err
+	}
+	var entries []treeEntry
+	for _, e := range listed {
+		if e.keep {
+			entries = append(entries, e)
+		}
+	}
 	if len(entries) == 0 {
 		return nil, nil
-	}
-	if err := checkEntries(entries, commit); err != nil {
-		return nil, err
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
@@ -178,6 +187,8 @@ func (r *Repo) Extract(ctx context.Context, commit string, sel Select, dst strin
 
 type treeEntry struct {
 	mode, object, path string
+	// keep is false for a file that Select.Keep passes over.
+	keep bool
 }
 
 // list runs git ls-tree over the selected paths.
@@ -221,10 +232,8 @@ func (r *Repo) list(ctx context.Context, commit string, sel Select) ([]treeEntry
 			// Submodules are other repositories: not part of this project.
 			continue
 		}
-		if !named[p] && sel.Keep != nil && !sel.Keep(p) {
-			continue
-		}
-		entries = append(entries, treeEntry{mode: fields[0], object: fields[2], path: p})
+		keep := named[p] || sel.Keep == nil || sel.Keep(p)
+		entries = append(entries, treeEntry{mode: fields[0], object: fields[2], path: p, keep: keep})
 	}
 	return entries, nil
 }

@@ -256,16 +256,22 @@ func TestExtractRefusesMalformedTrees(t *testing.T) {
 	inner := r.Tree("100644 blob " + blob + "\tfile.yaml")
 	outside := r.Blob("../../outside")
 	inside := r.Blob("sub")
+	yamlOnly := func(p string) bool { return strings.HasSuffix(p, ".yaml") }
 	tests := []struct {
 		name string
 		tree string
+		keep func(string) bool
 		want string
 	}{
-		{"dot-dot directory", r.Tree("040000 tree " + inner + "\t.."), `entry "../file.yaml" is not a relative path of plain names`},
-		{"dot directory", r.Tree("040000 tree " + inner + "\t."), `entry "./file.yaml" is not a relative path of plain names`},
-		{"nested dot-dot", r.Tree("040000 tree " + r.Tree("040000 tree "+r.Tree("040000 tree "+inner+"\t..")+"\t..") + "\ta"), `entry "a/../../file.yaml" is not a relative path of plain names`},
-		{"link leading out, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
-		{"link inside, directory of the same name", r.Tree("040000 tree "+inner+"\tsub", "120000 blob "+inside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"dot-dot directory", r.Tree("040000 tree " + inner + "\t.."), nil, `entry "../file.yaml" is not a relative path of plain names`},
+		{"dot directory", r.Tree("040000 tree " + inner + "\t."), nil, `entry "./file.yaml" is not a relative path of plain names`},
+		{"nested dot-dot", r.Tree("040000 tree " + r.Tree("040000 tree "+r.Tree("040000 tree "+inner+"\t..")+"\t..") + "\ta"), nil, `entry "a/../../file.yaml" is not a relative path of plain names`},
+		{"link leading out, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), nil, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"link inside, directory of the same name", r.Tree("040000 tree "+inner+"\tsub", "120000 blob "+inside+"\tlink", "040000 tree "+inner+"\tlink"), nil, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		// diff --base keeps only manifests: the link itself is not kept,
+		// and the files below its name were written as a directory.
+		{"link not kept, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), yamlOnly, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"dot-dot not kept", r.Tree("100644 blob "+blob+"\tkept.yaml", "040000 tree "+r.Tree("100644 blob "+blob+"\tREADME")+"\t.."), yamlOnly, `entry "../README" is not a relative path of plain names`},
 	}
 	repo, err := gitrev.Open(ctx, r.Dir)
 	if err != nil {
@@ -276,7 +282,7 @@ func TestExtractRefusesMalformedTrees(t *testing.T) {
 			commit := r.CommitTree(tt.tree, tt.name)
 			parent := t.TempDir()
 			dst := filepath.Join(parent, "a", "b", "dst")
-			_, err := repo.Extract(ctx, commit, gitrev.Select{Paths: []string{"."}}, dst)
+			_, err := repo.Extract(ctx, commit, gitrev.Select{Paths: []string{"."}, Keep: tt.keep}, dst)
 			if !errors.Is(err, gitrev.ErrMalformedTree) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Extract = %v, want %v saying %s", err, gitrev.ErrMalformedTree, tt.want)
 			}
