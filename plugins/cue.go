@@ -18,6 +18,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // Dir is where a project keeps its plugins, relative to its root (the
@@ -98,6 +99,9 @@ func task(name string, doing func() string) cuelimit.Task {
 	}
 }
 
+// maxPluginFileBytes bounds one file of a CUE plugin.
+const maxPluginFileBytes = 4 << 20
+
 func loadCUEPlugin(dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
 	name := filepath.Base(dir)
 	entries, err := os.ReadDir(dir)
@@ -112,7 +116,9 @@ func loadCUEPlugin(dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, e
 			continue
 		}
 		file := filepath.Join(dir, e.Name())
-		src, err := os.ReadFile(file)
+		// A FIFO named *.cue would block for ever, and a link to
+		// /dev/zero fill the memory: only regular files are read.
+		src, err := safeio.ReadFile(file, maxPluginFileBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)
 		}

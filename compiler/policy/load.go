@@ -16,6 +16,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/safeio"
 	policyschema "github.com/knc-dev/knc/schema/policy"
 )
 
@@ -75,14 +76,9 @@ func Files(dirs []string) ([]string, error) {
 func Load(files []string, limits Limits) (*Set, diag.List, error) {
 	s := &Set{}
 	for _, f := range files {
-		info, err := os.Stat(f)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading policies: %w", err)
-		}
-		if info.Size() > maxPolicyFileBytes {
-			return nil, nil, fmt.Errorf("%s: a policy file of %d bytes is larger than the %d knc reads", f, info.Size(), maxPolicyFileBytes)
-		}
-		data, err := os.ReadFile(f)
+		// A FIFO named *.cue would block for ever, and a link to
+		// /dev/zero fill the memory: only regular files are read.
+		data, err := safeio.ReadFile(f, maxPolicyFileBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading policies: %w", err)
 		}
