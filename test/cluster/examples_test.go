@@ -192,16 +192,19 @@ func TestExamples(t *testing.T) {
 // checkLivePage reads the live page's state on the runtime's admin
 // listener: every object of namespace ns Ready, and each Broker and
 // Channel counting the one event it was sent. The ingress listener, which
-// the knc-ingress Service exposes, does not serve the page.
+// the knc-ingress Service exposes, serves neither the page nor /status
+// and /metrics: whoever may send events may not read them.
 func checkLivePage(t testing.TB, rt *rig.ClusterRuntime, ns string, objs []*unstructured.Unstructured) {
 	t.Helper()
-	resp, err := http.Get(rt.URL + "/ui")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET /ui on the ingress listener: %d, want 404", resp.StatusCode)
+	for _, path := range []string{"/ui", "/status", "/metrics"} {
+		resp, err := http.Get(rt.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s on the ingress listener: %d, want 404", path, resp.StatusCode)
+		}
 	}
 	type nodeState struct {
 		Ready  *struct{ Status string }
