@@ -87,7 +87,7 @@ func TestPolicyExample(t *testing.T) {
 		if !res.Valid() {
 			t.Fatalf("invalid:\n%v", res.Diagnostics)
 		}
-		files, err := policy.Files([]string{filepath.Join(dir, policy.Dir)})
+		files, err := policy.Files(dir, []string{filepath.Join(dir, policy.Dir)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func LoadCUE(root string, limits cuelimit.Limits) ([]Plugin, diag.List, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p, d, err := loadCUEPlugin(filepath.Join(base, e.Name()), limits)
+		p, d, err := loadCUEPlugin(root, filepath.Join(base, e.Name()), limits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -102,7 +102,7 @@ func task(name string, doing func() string) cuelimit.Task {
 // maxPluginFileBytes bounds one file of a CUE plugin.
 const maxPluginFileBytes = 4 << 20
 
-func loadCUEPlugin(dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
+func loadCUEPlugin(root, dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
 	name := filepath.Base(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -116,8 +116,13 @@ func loadCUEPlugin(dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, e
 			continue
 		}
 		file := filepath.Join(dir, e.Name())
-		// A FIFO named *.cue would block for ever, and a link to
-		// /dev/zero fill the memory: only regular files are read.
+		// A link to a file of the machine (a JSON credential is CUE)
+		// would let the plugin render it into the output; a FIFO named
+		// *.cue would block for ever, and a link to /dev/zero fill the
+		// memory: only regular files below the project root are read.
+		if err := safeio.Within(root, file); err != nil {
+			return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)
+		}
 		src, err := safeio.ReadFile(file, maxPluginFileBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)

@@ -37,7 +37,7 @@ func BenchmarkValidate(b *testing.B) {
 				if n == 0 {
 					continue
 				}
-				files, err := Files([]string{policies})
+				files, err := Files(policies, []string{policies})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -78,7 +78,7 @@ func BenchmarkCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := Files([]string{policies})
+	files, err := Files(policies, []string{policies})
 	if err != nil {
 		b.Fatal(err)
 	}

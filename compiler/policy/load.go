@@ -53,22 +53,44 @@ const maxPolicyFileBytes = 4 << 20
 
 // Files lists the .cue files of dirs, each directory's in name order.
 // A directory that does not exist is an error: the caller names only
-// directories it expects.
-func Files(dirs []string) ([]string, error) {
+// directories it expects. A file that is a symbolic link must lead below
+// root, the project root, or, for a directory outside root, below that
+// directory: a link to a file of the machine (a JSON credential is CUE)
+// would let a policy quote it in its messages.
+func Files(root string, dirs []string) ([]string, error) {
 	var out []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("reading policies: %w", err)
 		}
+		bound := dir
+		if below(root, dir) {
+			bound = root
+		}
 		for _, e := range entries {
 			if e.IsDir() || filepath.Ext(e.Name()) != ".cue" || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			out = append(out, filepath.Join(dir, e.Name()))
+			file := filepath.Join(dir, e.Name())
+			if err := safeio.Within(bound, file); err != nil {
+				return nil, fmt.Errorf("reading policies: %w", err)
+			}
+			out = append(out, file)
 		}
 	}
 	return out, nil
+}
+
+// below reports whether dir, as written, is root or below it.
+func below(root, dir string) bool {
+	r, err1 := filepath.Abs(root)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, d)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }
 
 // Load reads and compiles policy files. Mistakes in them are diagnostics

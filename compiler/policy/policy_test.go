@@ -89,7 +89,7 @@ metadata: {name: c, namespace: dev}
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Files([]string{policies})
+	files, err := Files(dir, []string{policies})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string 
 // unit on its own, compiling them and then checking each unit under
 // limits.
 func (f *policyFlags) check(res *compiler.Result, paths []string, limits cuelimit.Limits) error {
-	files, err := policy.Files(f.policyDirs(res, paths))
+	files, err := policy.Files(projectRoot(res, paths), f.policyDirs(res, paths))
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
 	}

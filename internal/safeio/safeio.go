@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -82,4 +83,34 @@ func describe(m os.FileMode) string {
 		return "device"
 	}
 	return "special file"
+}
+
+// ErrLinkOutside is returned for a path whose symbolic links lead outside
+// the directory it must stay in.
+var ErrLinkOutside = errors.New("symbolic link leads outside the project root")
+
+// Within returns an error wrapping ErrLinkOutside when path, its symbolic
+// links resolved, is not below root, its own links resolved: a link in a
+// repository must not bring in a file of the machine reading it.
+func Within(root, path string) error {
+	target, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	base, err := resolve(root)
+	if err != nil {
+		return fmt.Errorf("%s: %w", root, err)
+	}
+	if rel, err := filepath.Rel(base, target); err != nil || rel != "." && !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project", path, ErrLinkOutside, base, target)
+	}
+	return nil
+}
+
+func resolve(p string) (string, error) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(r)
 }

@@ -56,3 +56,45 @@ func TestReadFile(t *testing.T) {
 		})
 	}
 }
+
+func TestWithin(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "project")
+	for _, d := range []string{filepath.Join(root, "sub"), filepath.Join(dir, "outside")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(root, "sub", "a.cue"), filepath.Join(dir, "outside", "secret.json")} {
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"inside.cue":  "sub/a.cue",
+		"outside.cue": "../outside/secret.json",
+		"abs.cue":     filepath.Join(dir, "outside", "secret.json"),
+		"dir":         "../outside",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		path string
+		want error
+	}{
+		{filepath.Join(root, "sub", "a.cue"), nil},
+		{filepath.Join(root, "inside.cue"), nil},
+		{filepath.Join(root, "outside.cue"), ErrLinkOutside},
+		{filepath.Join(root, "abs.cue"), ErrLinkOutside},
+		{filepath.Join(root, "dir", "secret.json"), ErrLinkOutside},
+		{filepath.Join(root, "missing.cue"), os.ErrNotExist},
+	}
+	for _, tt := range tests {
+		if err := Within(root, tt.path); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+			t.Errorf("Within(%s) = %v, want %v", tt.path, err, tt.want)
+		}
+	}
+}
