@@ -148,7 +148,13 @@ func (w *walker) rootFor(p string) string {
 }
 
 func (w *walker) path(p string) {
-	if _, err := os.Stat(p); err != nil {
+	// Lstat, so that a link is looked at by follow, which checks where
+	// it leads before anything there is.
+	if _, err := os.Lstat(p); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "stat" // what the user asked for, whatever p is
+		}
 		w.errs = append(w.errs, err)
 		return
 	}
@@ -175,13 +181,9 @@ func (w *walker) path(p string) {
 // follow resolves p, refuses it when it leads outside root or is neither a
 // regular file nor a directory, and returns what it leads to.
 func (w *walker) follow(p, root string) (os.FileInfo, error) {
-	target, err := filepath.EvalSymlinks(p)
+	target, err := resolveWithin(p, root)
 	if err != nil {
 		return nil, err
-	}
-	target = absPath(target)
-	if !within(root, target) {
-		return nil, fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project, or exclude the link in knc.yaml", p, ErrLinkOutside, root, target)
 	}
 	info, err := os.Stat(target)
 	if err != nil {
@@ -234,7 +236,10 @@ func (w *walker) dir(p, root string) {
 		if d.Type()&fs.ModeSymlink != 0 {
 			info, err := w.follow(file, root)
 			if err != nil {
-				// Only a link the loader would have read is an error.
+				// Only a link the loader would have read is an error. A link
+				// with a manifest's name is refused without looking at its
+				// target; whether any other link leads to a directory is
+				// known only by looking at where it leads.
 				if manifestExt[filepath.Ext(file)] || isDirLink(file) {
 					w.errs = append(w.errs, err)
 				}

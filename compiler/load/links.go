@@ -1,0 +1,93 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrLinkBroken is returned for a symbolic link whose target does not
+// exist.
+var ErrLinkBroken = errors.New("symbolic link leads to nothing")
+
+// maxLinkHops bounds how many links one path may go through, as the
+// kernel's own limit does, so that a cycle of links ends.
+const maxLinkHops = 255
+
+// linkFix is what a user can do about a link the loader refuses. The
+// exclude list of knc.yaml applies while walking; --exclude filters only
+// what the walk found, so it cannot pass over a broken link.
+const linkFix = "remove the link, or exclude it in knc.yaml"
+
+// resolveWithin resolves the symbolic links of p, which the walk reached
+// below root (a resolved directory), one component at a time. Each link's
+// target is first checked lexically: a target outside root is refused
+// before anything there is looked at, so that a contributed link does
+// not even make knc stat a file of the machine. It returns the path p
+// leads to, below root.
+func resolveWithin(p, root string) (string, error) {
+	start := filepath.Join(resolved(filepath.Dir(p)), filepath.Base(p))
+	if !within(root, start) {
+		// p is the root itself, named on the command line through a link:
+		// the user chose it, and root was derived from it.
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return "", err
+		}
+		return absPath(target), nil
+	}
+	rest := components(root, start)
+	cur := root
+	for hops := 0; len(rest) > 0; {
+		next := filepath.Join(cur, rest[0])
+		info, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", brokenLink(p, next)
+			}
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			cur, rest = next, rest[1:]
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "", fmt.Errorf("%s: more than %d symbolic links in a row (a cycle?); %s", p, maxLinkHops, linkFix)
+		}
+		link, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(cur, link)
+		}
+		target := filepath.Join(append([]string{filepath.Clean(link)}, rest[1:]...)...)
+		if !within(root, target) {
+			return "", fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project, or exclude the link in knc.yaml", p, ErrLinkOutside, root, target)
+		}
+		cur, rest = root, components(root, target)
+	}
+	return cur, nil
+}
+
+// components splits p, which lies below root, into the names leading to
+// it from root.
+func components(root, p string) []string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." {
+		return nil
+	}
+	return strings.Split(rel, string(filepath.Separator))
+}
+
+// brokenLink is the error for link p, whose resolution reached missing.
+func brokenLink(p, missing string) error {
+	target, err := os.Readlink(p)
+	if err != nil {
+		target = missing // a directory above p is the broken link
+	}
+	return fmt.Errorf("%s: %w: its target %s does not exist; %s", p, ErrLinkBroken, target, linkFix)
+}
