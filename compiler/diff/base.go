@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler"
-	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/internal/gitrev"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
@@ -118,8 +117,18 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		return nil, err
 	}
 	r := &Revision{Rev: rev, Commit: commit, tmp: tmp}
+	// Compile from the same place in the copy as in the work tree, so
+	// that relative paths, --exclude patterns and file names in messages
+	// read the same at both revisions.
+	baseDir := tmp
+	relDir, err := repo.Rel(dir)
+	mapped := err == nil
+	if mapped {
+		baseDir = filepath.Join(tmp, filepath.FromSlash(relDir))
+	}
+	names := newCopyNames(rev, tmp, baseDir)
 	fail := func(err error) (*Revision, error) {
-		return nil, errors.Join(err, r.Close())
+		return nil, errors.Join(names.inError(err), r.Close())
 	}
 	// The loader looks for knc.yaml upwards until it finds a .git: mark
 	// the top of the copy so that it never looks outside it.
@@ -134,15 +143,6 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		return fail(fmt.Errorf("reading %s: %w", rev, err))
 	}
 
-	// Compile from the same place in the copy as in the work tree, so
-	// that relative paths, --exclude patterns and file names in messages
-	// read the same at both revisions.
-	baseDir := tmp
-	relDir, err := repo.Rel(dir)
-	mapped := err == nil
-	if mapped {
-		baseDir = filepath.Join(tmp, filepath.FromSlash(relDir))
-	}
 	if err := os.MkdirAll(baseDir, 0o755); err != nil {
 		return fail(err)
 	}
@@ -192,7 +192,7 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		for _, e := range entries {
 			if !renamed[e.Doc] {
 				renamed[e.Doc] = true
-				e.Doc.File = diag.RelPath(baseDir, e.Doc.File)
+				e.Doc.File = names.of(e.Doc.File)
 			}
 		}
 	}
@@ -201,7 +201,14 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		rename(u.Set.Entries)
 	}
 	if res.Config.File != "" {
-		res.Config.File = diag.RelPath(baseDir, res.Config.File)
+		res.Config.File = names.of(res.Config.File)
+	}
+	for i, d := range res.Diagnostics {
+		res.Diagnostics[i].Pos.File = names.of(d.Pos.File)
+		res.Diagnostics[i].Message = names.inText(d.Message)
+	}
+	for i, sk := range res.Skipped {
+		res.Skipped[i].Path = names.of(sk.Path)
 	}
 	r.Result = res
 	return r, nil
