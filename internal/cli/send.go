@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/routing"
 )
@@ -51,8 +51,9 @@ asks for structured mode, and prints the response status.
 NAMESPACE/NAME sends to a Channel at ADDR/channels/NAMESPACE/NAME instead.
 
 The event id defaults to a random UUID and its time (--time) to now. --data or
---data-file (- for standard input) gives the payload, sent byte for byte,
-with --content-type (application/json unless set). If the response is a 200
+--data-file (- for standard input) gives the payload, sent byte for byte
+with --content-type (application/json unless set); a payload file must be a
+regular file, and a payload read is at most 16 MiB. If the response is a 200
 carrying a reply event, the reply is printed after the status.
 
 The exit code is 0 on a 2xx response, 1 on any other response or when the
@@ -228,13 +229,15 @@ func sendEvent(cmd *cobra.Command, f *sendFlags) (*event.Event, error) {
 	switch f.dataFile {
 	case "":
 	case "-":
-		b, err := io.ReadAll(cmd.InOrStdin())
+		// Bounded as route bounds an event, so that a pipe that never
+		// ends does not fill the memory.
+		b, err := safeio.ReadAll(cmd.InOrStdin(), "standard input", maxEventBytes)
 		if err != nil {
-			return nil, usageError("reading the payload from standard input: %v", err)
+			return nil, usageError("--data-file: %v", err)
 		}
 		data = b
 	default:
-		b, err := os.ReadFile(f.dataFile)
+		b, err := safeio.ReadFile(f.dataFile, maxEventBytes)
 		if err != nil {
 			return nil, usageError("--data-file: %v", err)
 		}
