@@ -80,6 +80,12 @@ $OTEL_EXPORTER_OTLP_ENDPOINT, it exports OpenTelemetry spans of each
 event's ingress, routing, delivery attempts and replies over OTLP, and
 sends each subscriber the context of its attempt's span in traceparent.
 
+With --bearer-tokens DIR, the ingresses DIR holds a file for
+(broker.NAMESPACE.NAME or channel.NAMESPACE.NAME, one token a line) require
+'Authorization: Bearer TOKEN'. DIR is read again every
+--bearer-tokens-reload-interval (10s): added, changed and revoked tokens
+apply without a restart, and a stray file is logged and skipped.
+
 Run logs to stderr and prints one line there once it is ready. SIGHUP
 reloads the table: new routes apply to events not yet routed, and nothing
 accepted is lost. SIGINT or SIGTERM drains within --shutdown-timeout and

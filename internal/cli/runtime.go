@@ -58,7 +58,9 @@ namespace. It serves the routing table like 'knc run', and also:
   - reports a live object whose spec is not the compiled one as
     Ready=False with reason NotCompiled, and keeps serving the compiled
     routes;
-  - reads the table file again when it changes (a ConfigMap update).
+  - reads the table file again when it changes (a ConfigMap update), and
+    the --bearer-tokens directory every --bearer-tokens-reload-interval
+    (10s), as 'knc run' does.
 
 Like 'knc run', it exports OpenTelemetry spans over OTLP with
 --tracing-endpoint (which the Deployment passes from runtime.tracing of

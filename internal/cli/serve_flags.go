@@ -46,6 +46,8 @@ type serveFlags struct {
 	tlsCert      string
 	tlsKey       string
 	bearerTokens string
+	// tokenReload is how often the bearer token directory is read again.
+	tokenReload time.Duration
 
 	natsURL        string
 	natsCreds      string
@@ -81,6 +83,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `FILE` (with --tls-key); it is read again when it changes")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fl.StringVar(&f.bearerTokens, "bearer-tokens", "", "`DIR` of token files named broker.NAMESPACE.NAME or channel.NAMESPACE.NAME (a mounted Secret); those ingresses require 'Authorization: Bearer TOKEN' (one token a line)")
+	fl.DurationVar(&f.tokenReload, "bearer-tokens-reload-interval", DefaultTokenReloadInterval, "how often the --bearer-tokens directory is read again, so that added, changed and revoked tokens apply")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use the NATS cluster at `URL` (nats:// or tls://, several separated by commas) instead of the embedded server; $"+envNATSUser+", $"+envNATSPassword+" and $"+envNATSToken+" authenticate")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "NATS credentials `FILE` for --nats-url")
 	fl.StringVar(&f.natsSecretDir, "nats-secret-dir", "", "`DIR` of a mounted Secret whose keys nats.creds, user, password, token and ca.crt, those present, authenticate to --nats-url")
@@ -232,6 +235,9 @@ func (f *serveFlags) apply(o *engine.Options, configURL string) error {
 	if f.tlsCert != "" {
 		o.TLS = &ingress.TLSFiles{CertFile: f.tlsCert, KeyFile: f.tlsKey}
 	}
+	if f.tokenReload <= 0 {
+		return usageError("--bearer-tokens-reload-interval must be positive, not %s", f.tokenReload)
+	}
 	if f.bearerTokens != "" {
 		// Problems with single files are logged once the runtime serves.
 		tokens, _, err := readBearerTokens(f.bearerTokens)
@@ -371,9 +377,10 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []strin
 // maxTokenFileBytes bounds a token file: a few tokens, one a line.
 const maxTokenFileBytes = 1 << 20
 
-// tokenReloadInterval is how often the bearer token directory is read
-// again; the kubelet updates a mounted Secret within about a minute.
-const tokenReloadInterval = 10 * time.Second
+// DefaultTokenReloadInterval is how often the bearer token directory is
+// read again by default; the kubelet updates a mounted Secret within
+// about a minute.
+const DefaultTokenReloadInterval = 10 * time.Second
 
 // watchTokens gives eng the tokens of the --bearer-tokens directory each
 // time they change, until ctx ends, and says what is wrong with the
@@ -385,7 +392,7 @@ func (f *serveFlags) watchTokens(ctx context.Context, eng *engine.Engine, log *s
 	}
 	last, lastProblems, _ := readBearerTokens(f.bearerTokens)
 	f.reportTokens(eng, log, last, lastProblems)
-	tick := time.NewTicker(tokenReloadInterval)
+	tick := time.NewTicker(f.tokenReload)
 	defer tick.Stop()
 	for {
 		select {

@@ -275,3 +275,142 @@ func TestServeSetsGCPercent(t *testing.T) {
 		})
 	}
 }
+
+// TestBearerTokensReload changes the --bearer-tokens directory while knc
+// run serves, as the kubelet does when the mounted Secret changes: a token
+// is revoked, and a stray README and a file for a Broker that does not
+// exist appear in the same reload. The revocation applies, the other
+// tokens stay in force, and both stray files are reported.
+func TestBearerTokensReload(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.Mkdir(tokens, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A file is replaced by a rename, so that a reload never reads half
+	// of it.
+	write := func(name, content string) {
+		t.Helper()
+		tmp := filepath.Join(dir, "new-"+name)
+		if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(tokens, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("broker.shop.orders", "kept-token\nrevoked-token\n")
+	write("broker.shop.public", "public-token\n")
+	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
+		{Source: routing.Source{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
+		{Source: routing.Source{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
+	}}
+	b, err := routing.Encode(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tableFile := filepath.Join(dir, "table.json")
+	if err := os.WriteFile(tableFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--table", tableFile, "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+			"--bearer-tokens", tokens, "--bearer-tokens-reload-interval", "50ms"}, nil, &bytes.Buffer{}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitOK {
+				t.Errorf("knc run exited with %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("knc run still running 30s after its context ended")
+		}
+	}()
+	ready := regexp.MustCompile(`knc: serving .* on (http://\S+)`)
+	var base string
+	deadline := time.Now().Add(30 * time.Second)
+	for base == "" {
+		if m := ready.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("knc run not serving after 30s:\n%s", stderr.String())
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	post := func(broker, token string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, base+routing.BrokerPath("shop", broker), strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Ce-Specversion", "1.0")
+		req.Header.Set("Ce-Id", "1")
+		req.Header.Set("Ce-Source", "/test")
+		req.Header.Set("Ce-Type", "t")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	answers := func() map[string]int {
+		return map[string]int{
+			"orders, kept token":    post("orders", "kept-token"),
+			"orders, revoked token": post("orders", "revoked-token"),
+			"public, its token":     post("public", "public-token"),
+			"public, no such token": post("public", "kept-token"),
+		}
+	}
+	before := map[string]int{
+		"orders, kept token":    http.StatusAccepted,
+		"orders, revoked token": http.StatusAccepted,
+		"public, its token":     http.StatusAccepted,
+		"public, no such token": http.StatusUnauthorized,
+	}
+	if diff := cmp.Diff(before, answers()); diff != "" {
+		t.Fatalf("answers before the change (-want +got):\n%s", diff)
+	}
+
+	write("README", "These files are the ingress tokens.\n")
+	write("broker.shop.missing", "token-of-nothing\n")
+	write("broker.shop.orders", "kept-token\n")
+
+	after := map[string]int{
+		"orders, kept token":    http.StatusAccepted,
+		"orders, revoked token": http.StatusUnauthorized,
+		"public, its token":     http.StatusAccepted,
+		"public, no such token": http.StatusUnauthorized,
+	}
+	reported := []string{
+		`level=WARN msg="bearer token file skipped; the other files apply" problem="` + filepath.Join(tokens, "README") + `: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME"`,
+		`level=WARN msg="bearer tokens for an ingress this runtime does not serve; check the file's name" path=/brokers/shop/missing`,
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		got := answers()
+		log := stderr.String()
+		var missing []string
+		for _, line := range reported {
+			if !strings.Contains(log, line) {
+				missing = append(missing, line)
+			}
+		}
+		diff := cmp.Diff(after, got)
+		if diff == "" && len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30s after the change, answers (-want +got):\n%s\nnot logged: %q\nlog:\n%s", diff, missing, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
