@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/cueimport"
 	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/internal/safeio"
 )
@@ -87,7 +88,7 @@ func refusedImport(path string) string {
 	if path == "tool" || strings.HasPrefix(path, "tool/") {
 		return "a plugin is evaluated, never run as a command, so it may not use the tool packages (tool/exec, tool/file, tool/http, tool/os, tool/cli): compute render.output from render.input alone"
 	}
-	return ""
+	return cueimport.Refused(path)
 }
 
 // task names a plugin's evaluation for cuelimit's errors.

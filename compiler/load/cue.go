@@ -7,15 +7,20 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/cueimport"
 )
 
 // parseCUE evaluates a CUE file on its own. A file whose value has a kind is
 // one object; otherwise each top-level field (or list element) that has one
 // is an object, so a file can hold a whole set.
 func (c *chunk) parseCUE() {
+	if c.refusedImports() {
+		return
+	}
 	v := cuecontext.New().CompileBytes(c.text, cue.Filename(c.file))
 	if err := v.Err(); err != nil {
 		c.addCUEErrors(err)
@@ -46,6 +51,26 @@ func (c *chunk) parseCUE() {
 	for it.Next() {
 		c.addCUEObject(it.Value())
 	}
+}
+
+// refusedImports adds a diagnostic for each import of the file knc
+// refuses, and reports whether there was one. Only the imports are
+// parsed: a syntax error is left for the evaluation to report.
+func (c *chunk) refusedImports() bool {
+	f, err := parser.ParseFile(c.file, c.text, parser.ImportsOnly)
+	if err != nil {
+		return false
+	}
+	refused := false
+	for spec := range f.ImportSpecs() {
+		path, _ := strconv.Unquote(spec.Path.Value)
+		if why := cueimport.Refused(path); why != "" {
+			p := spec.Pos()
+			c.diags.Add(diag.Pos{File: c.file, Line: p.Line(), Column: p.Column()}, "", "CUE manifest imports %q: %s", path, why)
+			refused = true
+		}
+	}
+	return refused
 }
 
 func (c *chunk) addCUEObject(v cue.Value) {

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
@@ -16,6 +18,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/cueimport"
 	"github.com/knc-dev/knc/internal/safeio"
 	policyschema "github.com/knc-dev/knc/schema/policy"
 )
@@ -141,6 +144,10 @@ func (s *Set) compile(ctx *cue.Context, at func(file string)) ([]cue.Value, diag
 			diags = append(diags, cueDiags(err, src.name)...)
 			continue
 		}
+		if d := refusedImports(f, src.name); len(d) > 0 {
+			diags = append(diags, d...)
+			continue
+		}
 		inst := build.NewContext().NewInstance(filepath.Dir(src.name), nil)
 		if err := inst.AddSyntax(f); err != nil {
 			diags = append(diags, cueDiags(err, src.name)...)
@@ -154,6 +161,19 @@ func (s *Set) compile(ctx *cue.Context, at func(file string)) ([]cue.Value, diag
 		values[i] = v
 	}
 	return values, diags
+}
+
+// refusedImports are the diagnostics of f's imports that knc refuses.
+func refusedImports(f *ast.File, file string) diag.List {
+	var diags diag.List
+	for spec := range f.ImportSpecs() {
+		path, _ := strconv.Unquote(spec.Path.Value)
+		if why := cueimport.Refused(path); why != "" {
+			p := spec.Pos()
+			diags.Add(diag.Pos{File: file, Line: p.Line(), Column: p.Column()}, "", "policy file imports %q: %s", path, why)
+		}
+	}
+	return diags
 }
 
 // compileMetadata compiles every file once, checks it against the policy
