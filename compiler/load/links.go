@@ -31,13 +31,17 @@ const linkFix = "remove the link, or exclude it in knc.yaml"
 func resolveWithin(p, root string) (string, error) {
 	start := filepath.Join(resolved(filepath.Dir(p)), filepath.Base(p))
 	if !within(root, start) {
-		// p is the root itself, named on the command line through a link:
-		// the user chose it, and root was derived from it.
+		// p was named on the command line: the root itself, given
+		// through a link (root was derived from it), or a path through a
+		// directory link that leads out, which the walk never enters.
 		target, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return "", err
 		}
-		return absPath(target), nil
+		if target = absPath(target); !within(root, target) {
+			return "", outside(p, root, target)
+		}
+		return target, nil
 	}
 	rest := components(root, start)
 	cur := root
@@ -66,11 +70,15 @@ func resolveWithin(p, root string) (string, error) {
 		}
 		target := filepath.Join(append([]string{filepath.Clean(link)}, rest[1:]...)...)
 		if !within(root, target) {
-			return "", fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project, or exclude the link in knc.yaml", p, ErrLinkOutside, root, target)
+			return "", outside(p, root, target)
 		}
 		cur, rest = root, components(root, target)
 	}
 	return cur, nil
+}
+
+func outside(p, root, target string) error {
+	return fmt.Errorf("%s: %w %s (it leads to %s); copy the file into the project, or exclude the link in knc.yaml", p, ErrLinkOutside, root, target)
 }
 
 // components splits p, which lies below root, into the names leading to
