@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/procstat"
 )
 
 // BenchmarkLoad validates generated corpora: mixed kinds, twenty Triggers
@@ -67,7 +68,7 @@ func BenchmarkLoadOverlays(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := procstat.CPUTime()
 			for b.Loop() {
 				res, err := Load(Options{Paths: []string{dir}, Dir: dir})
 				if err != nil {
@@ -84,7 +85,7 @@ func BenchmarkLoadOverlays(b *testing.B) {
 					b.Fatalf("%d units and %d Triggers, want %d units and %d Triggers", len(res.Units), len(res.Set.Triggers), want, objects/25*20)
 				}
 			}
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(procstat.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(objects), "ns/object")
 		})
 	}

@@ -47,21 +47,9 @@ func serviceNamed(t *testing.T, objs []plugins.Object, name string) *corev1.Serv
 // which the ingress Service does not expose and the metrics Service does,
 // and that the probes use it.
 func TestAdminPortIsApartFromTheIngress(t *testing.T) {
-	tests := []struct {
-		name    string
-		runtime *project.Runtime
-	}{
-		{"one replica", nil},
-		{"JetStream cluster", &project.Runtime{Replicas: ptr[int64](3)}},
-		{"external NATS", &project.Runtime{Replicas: ptr[int64](2), NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objs, err := plugins.NewKnc(plugins.KncOptions{Image: "img"}).Render(&plugins.Request{
-				Namespace: "shop", Table: oneBroker(), Config: runtimeConfig(tc.runtime)})
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, form := range workloadForms {
+		t.Run(form.name, func(t *testing.T) {
+			objs := form.render(t)
 			c := podOf(t, objs).Containers[0]
 			if got := argValue(c.Args, "--admin-addr"); got != ":9090" {
 				t.Errorf("--admin-addr %q, want :9090", got)
@@ -175,4 +163,28 @@ func TestServiceMonitorIsOptIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workloadForms are the three forms of the runtime's workload: one
+// replica, a JetStream cluster, and replicas of an external NATS.
+var workloadForms = []workloadForm{
+	{"one replica", nil},
+	{"JetStream cluster", &project.Runtime{Replicas: ptr[int64](3)}},
+	{"external NATS", &project.Runtime{Replicas: ptr[int64](2), NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}},
+}
+
+type workloadForm struct {
+	name    string
+	runtime *project.Runtime
+}
+
+// render renders the runtime of one Broker in this form.
+func (f workloadForm) render(t *testing.T) []plugins.Object {
+	t.Helper()
+	objs, err := plugins.NewKnc(plugins.KncOptions{Image: "img"}).Render(&plugins.Request{
+		Namespace: "shop", Table: oneBroker(), Config: runtimeConfig(f.runtime)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/plugins"
 )
 
@@ -15,21 +14,9 @@ import (
 // its own, bounded in size: Graphviz keeps its compiled code there, so a
 // restarted container does not compile it again.
 func TestTempDirIsWritable(t *testing.T) {
-	tests := []struct {
-		name    string
-		runtime *project.Runtime
-	}{
-		{"one replica", nil},
-		{"JetStream cluster", &project.Runtime{Replicas: ptr[int64](3)}},
-		{"external NATS", &project.Runtime{Replicas: ptr[int64](2), NATS: &project.NATSRuntime{URL: "nats://nats:4222"}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objs, err := plugins.NewKnc(plugins.KncOptions{Image: "img"}).Render(&plugins.Request{
-				Namespace: "shop", Table: oneBroker(), Config: runtimeConfig(tc.runtime)})
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, form := range workloadForms {
+		t.Run(form.name, func(t *testing.T) {
+			objs := form.render(t)
 			pod := podOf(t, objs)
 			c := pod.Containers[0]
 			i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == plugins.TempDir })

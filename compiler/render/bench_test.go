@@ -3,7 +3,6 @@ package render_test
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/procstat"
 )
 
 // corpus writes a generated project of n Knative objects (about twenty
@@ -70,9 +70,9 @@ func BenchmarkBuild(b *testing.B) {
 			var validateCPU, buildCPU time.Duration
 			b.ResetTimer()
 			for b.Loop() {
-				start, startCPU := time.Now(), cpuTime()
+				start, startCPU := time.Now(), procstat.CPUTime()
 				res := loadCorpus(b, dir)
-				loaded, loadedCPU := time.Now(), cpuTime()
+				loaded, loadedCPU := time.Now(), procstat.CPUTime()
 				o := renderOutput(b, res)
 				rendered := time.Now()
 				if err := o.Write(out); err != nil {
@@ -82,7 +82,7 @@ func BenchmarkBuild(b *testing.B) {
 				rendering += rendered.Sub(loaded)
 				writing += time.Since(rendered)
 				validateCPU += loadedCPU - startCPU
-				buildCPU += cpuTime() - loadedCPU
+				buildCPU += procstat.CPUTime() - loadedCPU
 			}
 			b.ReportMetric(100*float64(buildCPU)/float64(validateCPU), "added-cpu%")
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
@@ -90,7 +90,7 @@ func BenchmarkBuild(b *testing.B) {
 			b.ReportMetric(ms(rendering), "render-ms/op")
 			b.ReportMetric(ms(writing), "write-ms/op")
 			b.ReportMetric(100*float64(rendering+writing)/float64(validate), "added%")
-			b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+			b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MiB")
 		})
 	}
 }
@@ -141,24 +141,6 @@ func BenchmarkKustomize(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSSMiB is the process's peak resident set size so far.
-func peakRSSMiB() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
 }
 
 // BenchmarkRender measures rendering alone, from a loaded project.

@@ -105,70 +105,12 @@ func TestRunServesTLSWithBearerTokens(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tokens, "broker.shop.orders"), []byte("first-token\nsecond-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
-		{Source: routing.Source{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
-		{Source: routing.Source{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
-	}}
-	b, err := routing.Encode(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tableFile := filepath.Join(dir, "table.json")
-	if err := os.WriteFile(tableFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tableFile := writeShopTable(t, dir)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"run", "--table", tableFile, "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-			"--tls-cert", certFile, "--tls-key", keyFile, "--bearer-tokens", tokens, "--max-concurrent-requests", "64",
-			"--read-timeout", "500ms", "--write-timeout", "500ms"}, nil, &bytes.Buffer{}, &stderr)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != exitOK {
-				t.Errorf("knc run exited with %d:\n%s", code, stderr.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("knc run still running 30s after its context ended")
-		}
-	}()
-	ready := regexp.MustCompile(`knc: serving .* on (https://\S+)`)
-	var base string
-	deadline := time.Now().Add(30 * time.Second)
-	for base == "" {
-		if m := ready.FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("knc run not serving HTTPS after 30s:\n%s", stderr.String())
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	base, _ := startRun(t, dir, "--table", tableFile, "--tls-cert", certFile, "--tls-key", keyFile,
+		"--bearer-tokens", tokens, "--max-concurrent-requests", "64", "--read-timeout", "500ms", "--write-timeout", "500ms")
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	post := func(broker, token string) int {
-		req, err := http.NewRequest(http.MethodPost, base+routing.BrokerPath("shop", broker), strings.NewReader("{}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Ce-Specversion", "1.0")
-		req.Header.Set("Ce-Id", "1")
-		req.Header.Set("Ce-Source", "/test")
-		req.Header.Set("Ce-Type", "t")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(broker, token string) int { return postEvent(t, client, base, broker, token) }
 	got := map[string]int{
 		"orders without a token":  post("orders", ""),
 		"orders with a wrong one": post("orders", "nope"),
@@ -301,67 +243,10 @@ func TestBearerTokensReload(t *testing.T) {
 	}
 	write("broker.shop.orders", "kept-token\nrevoked-token\n")
 	write("broker.shop.public", "public-token\n")
-	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
-		{Source: routing.Source{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
-		{Source: routing.Source{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
-	}}
-	b, err := routing.Encode(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tableFile := filepath.Join(dir, "table.json")
-	if err := os.WriteFile(tableFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tableFile := writeShopTable(t, dir)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"run", "--table", tableFile, "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-			"--bearer-tokens", tokens, "--bearer-tokens-reload-interval", "50ms"}, nil, &bytes.Buffer{}, &stderr)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != exitOK {
-				t.Errorf("knc run exited with %d:\n%s", code, stderr.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("knc run still running 30s after its context ended")
-		}
-	}()
-	ready := regexp.MustCompile(`knc: serving .* on (http://\S+)`)
-	var base string
-	deadline := time.Now().Add(30 * time.Second)
-	for base == "" {
-		if m := ready.FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("knc run not serving after 30s:\n%s", stderr.String())
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	post := func(broker, token string) int {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, base+routing.BrokerPath("shop", broker), strings.NewReader("{}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Ce-Specversion", "1.0")
-		req.Header.Set("Ce-Id", "1")
-		req.Header.Set("Ce-Source", "/test")
-		req.Header.Set("Ce-Type", "t")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	base, stderr := startRun(t, dir, "--table", tableFile, "--bearer-tokens", tokens, "--bearer-tokens-reload-interval", "50ms")
+	post := func(broker, token string) int { return postEvent(t, http.DefaultClient, base, broker, token) }
 	answers := func() map[string]int {
 		return map[string]int{
 			"orders, kept token":    post("orders", "kept-token"),
@@ -394,7 +279,7 @@ func TestBearerTokensReload(t *testing.T) {
 		`level=WARN msg="bearer token file skipped; the other files apply" problem="` + filepath.Join(tokens, "README") + `: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME"`,
 		`level=WARN msg="bearer tokens for an ingress this runtime does not serve; check the file's name" path=/brokers/shop/missing`,
 	}
-	deadline = time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got := answers()
 		log := stderr.String()
@@ -413,4 +298,80 @@ func TestBearerTokensReload(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// writeShopTable writes a routing table of the Brokers shop/orders and
+// shop/public into dir, and returns its path.
+func writeShopTable(t *testing.T, dir string) string {
+	t.Helper()
+	table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{
+		{Source: routing.Source{Namespace: "shop", Name: "orders"}, Path: routing.BrokerPath("shop", "orders")},
+		{Source: routing.Source{Namespace: "shop", Name: "public"}, Path: routing.BrokerPath("shop", "public")},
+	}}
+	b, err := routing.Encode(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tableFile := filepath.Join(dir, "table.json")
+	if err := os.WriteFile(tableFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tableFile
+}
+
+// startRun runs knc run with args in this process, its data in dir, on a
+// free loopback port, until the test ends, and returns the base URL it
+// serves on and what it writes to stderr.
+func startRun(t *testing.T, dir string, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	args = append([]string{"run", "--http-addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data")}, args...)
+	go func() { done <- run(ctx, args, nil, &bytes.Buffer{}, stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitOK {
+				t.Errorf("knc run exited with %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("knc run still running 30s after its context ended")
+		}
+	})
+	ready := regexp.MustCompile(`knc: serving .* on (https?://\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := ready.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1], stderr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("knc run not serving after 30s:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// postEvent posts an event to the Broker shop/broker of base, with token
+// unless it is empty, and returns the status code.
+func postEvent(t *testing.T, client *http.Client, base, broker, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+routing.BrokerPath("shop", broker), strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", "1")
+	req.Header.Set("Ce-Source", "/test")
+	req.Header.Set("Ce-Type", "t")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

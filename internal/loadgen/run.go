@@ -8,8 +8,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/knc-dev/knc/internal/procstat"
 )
 
 // Config describes one run of load.
@@ -213,11 +214,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if count == nil {
 		count = func() int64 { return 0 }
 	}
-	t0, cpu0, n0 := time.Now(), CPUTime(), count()
+	t0, cpu0, n0 := time.Now(), procstat.CPUTime(), count()
 	phase.Store(phaseMeasure)
 	ok := wait(cfg.Duration)
 	phase.Store(phaseDone)
-	elapsed, cpu, counted := time.Since(t0), CPUTime()-cpu0, count()-n0
+	elapsed, cpu, counted := time.Since(t0), procstat.CPUTime()-cpu0, count()-n0
 	if cfg.Gate != nil {
 		cfg.Gate.Close()
 	}
@@ -277,15 +278,6 @@ func (w *worker) close() {
 		w.c.close()
 		w.c = nil
 	}
-}
-
-// CPUTime is the CPU time, user and system, this process has used.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Latencies are sorted durations.

@@ -8,21 +8,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/knc-dev/knc/internal/procstat"
 	"github.com/knc-dev/knc/runtime/routing"
 )
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // postLoop posts b.N binary-mode events to url from parallel clients and
 // reports events/s and CPU µs per event (the whole process: client and
@@ -33,7 +24,7 @@ func postLoop(b *testing.B, url string) {
 	var seq atomic.Int64
 	b.SetParallelism(4)
 	b.ResetTimer()
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -55,7 +46,7 @@ func postLoop(b *testing.B, url string) {
 			}
 		}
 	})
-	elapsed, used := time.Since(start), cpuTime()-cpu
+	elapsed, used := time.Since(start), procstat.CPUTime()-cpu
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 	b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/event")

@@ -22,6 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/knc-dev/knc/internal/loadgen"
+	"github.com/knc-dev/knc/internal/procstat"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
@@ -411,7 +412,7 @@ func directPost(b *testing.B, url string, d time.Duration, n int64) direct {
 	var sent, failed atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	start, cpu := time.Now(), loadgen.CPUTime()
+	start, cpu := time.Now(), procstat.CPUTime()
 	for range directDeliveryConcurrency {
 		wg.Go(func() {
 			for !stop.Load() {
@@ -449,7 +450,7 @@ func directPost(b *testing.B, url string, d time.Duration, n int64) direct {
 		stop.Store(true)
 	}
 	wg.Wait()
-	elapsed, used := time.Since(start), loadgen.CPUTime()-cpu
+	elapsed, used := time.Since(start), procstat.CPUTime()-cpu
 	if failed.Load() > 0 {
 		b.Fatalf("direct client: %d requests failed", failed.Load())
 	}
@@ -491,7 +492,7 @@ func benchRuntimeDelivery(b *testing.B) {
 		}
 
 		before := sub.Received()
-		start, cpu := time.Now(), loadgen.CPUTime()
+		start, cpu := time.Now(), procstat.CPUTime()
 		e.mu.Lock()
 		for i := range pl.routes {
 			_, stream := src.Names().IngressShard(i)
@@ -506,7 +507,7 @@ func benchRuntimeDelivery(b *testing.B) {
 		if !sub.WaitFor(before+backlog, time.Now().Add(2*time.Minute)) {
 			b.Fatalf("delivered %d of %d", sub.Received()-before, backlog)
 		}
-		elapsed, used := time.Since(start), loadgen.CPUTime()-cpu
+		elapsed, used := time.Since(start), procstat.CPUTime()-cpu
 		rate := float64(backlog) / elapsed.Seconds()
 		m.add("deliveries/s", rate)
 		m.add("cpu-µs/delivery", µs(used)/float64(backlog))
