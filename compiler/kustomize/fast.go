@@ -77,7 +77,7 @@ func renderFast(absDir, root string, sources *sourceCache) (objs []*fastObject, 
 }
 
 // kustomizationFields are the fields of a kustomization in the subset.
-var kustomizationFields = []string{"apiVersion", "kind", "resources", "namespace", "patches", "patchesStrategicMerge"}
+var kustomizationFields = []string{"apiVersion", "kind", "resources", "namespace", "patches", "patchesStrategicMerge", "labels", "commonLabels", "commonAnnotations"}
 
 // dnsLabel is what a namespace must look like to be set as is.
 var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -91,6 +91,10 @@ type fastKustomization struct {
 	// which kustomize applies through a copy of each patch with its
 	// metadata rewritten; it applies those of patches as they are.
 	strategicMerge bool
+	// labels are the label transformers, in kustomize's order: those of
+	// labels, then commonLabels.
+	labels      []fastLabels
+	annotations map[string]string
 }
 
 // fastPatch is a patch file, and the selector of its target when the
@@ -142,6 +146,7 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 	k := &fastKustomization{}
 	m := doc.Content[0]
 	seen := map[string]bool{}
+	var common *fastLabels
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		key, value := m.Content[i].Value, m.Content[i+1]
 		if seen[key] || !slices.Contains(kustomizationFields, key) {
@@ -186,7 +191,31 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 				}
 				k.patches = append(k.patches, patch)
 			}
+		case "labels":
+			if value.Kind != yaml.SequenceNode {
+				return nil, false
+			}
+			for _, entry := range value.Content {
+				l, ok := labelEntry(entry)
+				if !ok {
+					return nil, false
+				}
+				k.labels = append(k.labels, l)
+			}
+		case "commonLabels", "commonAnnotations":
+			pairs, ok := stringMap(value)
+			if !ok {
+				return nil, false
+			}
+			if key == "commonAnnotations" {
+				k.annotations = pairs
+				break
+			}
+			common = &fastLabels{pairs: pairs, selectors: true}
 		}
+	}
+	if common != nil {
+		k.labels = append(k.labels, *common)
 	}
 	// patchesStrategicMerge is applied before patches, whatever the order
 	// of the fields.
@@ -258,7 +287,8 @@ func stringList(n *yaml.Node) ([]string, bool) {
 }
 
 // build renders the kustomization in dir as kustomize does: its resources
-// in order, then its patches, then its namespace.
+// in order, then its builtin transformers in krusty's order (kusttarget's
+// configureBuiltinTransformers): patches, namespace, labels, annotations.
 func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 	if b.building[dir] || !b.local(dir) {
 		return nil, false
@@ -326,6 +356,14 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 		if !unique(objs) {
 			return nil, false
 		}
+	}
+	for _, l := range k.labels {
+		if !setLabels(objs, l) {
+			return nil, false
+		}
+	}
+	if !setAnnotations(objs, k.annotations) {
+		return nil, false
 	}
 	return objs, true
 }

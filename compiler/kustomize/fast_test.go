@@ -204,6 +204,21 @@ spec:
   subscriber:
     uri: http://audit.example.com/
 `
+	deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+      - name: app
+        image: app
+`
 	service = `apiVersion: v1
 kind: Service
 metadata:
@@ -277,10 +292,38 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		{"byte order mark", overlay("resources: [bom.yaml]\n", "bom.yaml", "\ufeff"+service), false},
 		{"empty file", overlay("resources: [../base, empty.yaml]\n", "empty.yaml", "# nothing yet\n"), true},
 
+		// Labels and annotations, which kustomize's transformers write in
+		// metadata (api/filters/labels, api/filters/annotations).
+		{"labels", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n"), true},
+		{"labels of several entries", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod, team: ops}\n- pairs:\n    tier: \"2\"\n    \"yes\": \"on\"\n    app.kubernetes.io/part-of: shop\n  includeSelectors: false\n  includeTemplates: false\n- pairs: {}\n"), true},
+		{"labels with templates on kinds without templates", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeTemplates: true\n"), true},
+		{"label values that need quotes", overlay("resources: [../base]\nlabels:\n- pairs: {version: \"1.0\", enabled: \"true\", tier: \"3\", word: \"no\"}\n"), true},
+		{"commonLabels on Knative kinds", overlay("resources: [../base/broker.yaml, ../base/triggers.yaml]\ncommonLabels: {env: prod, team: ops}\nlabels:\n- pairs: {env: staging, zone: a}\n"), true},
+		{"commonAnnotations", overlay("resources: [../base]\ncommonAnnotations: {note: \"yes\", a-first: replaced, example.com/owner: shop}\n"), true},
+		{"labels and annotations after namespace and patches", overlay("resources: [../base]\nnamespace: prod\ncommonAnnotations: {b-new: \"false\"}\nlabels:\n- pairs: {env: prod}\npatches:\n- path: patch.yaml\n",
+			"patch.yaml", brokerPatch+"  labels: {env: staging, team: ops}\n  annotations: {b-new: \"true\"}\nspec:\n  delivery:\n    retry: 1\n"), true},
+		{"labels and annotations at every level", map[string]string{
+			"base/kustomization.yaml":    "resources: [broker.yaml, triggers.yaml, service.yaml]\nlabels:\n- pairs: {layer: base, env: dev}\ncommonAnnotations: {layer: base}\n",
+			"mid/kustomization.yaml":     "resources: [../base]\nnamespace: mid\nlabels:\n- pairs: {layer: mid}\n",
+			"overlay/kustomization.yaml": "resources: [../mid, more.yaml]\nnamespace: prod\npatchesStrategicMerge: [patch.yaml]\nlabels:\n- pairs: {env: prod}\ncommonAnnotations: {layer: overlay, z-last: \"no\"}\n",
+			"overlay/more.yaml":          "apiVersion: sources.knative.dev/v1\nkind: PingSource\nmetadata:\n  name: ping\n  labels:\n    layer: own # kept until a transformer sets it\nspec:\n  schedule: '*/1 * * * *'\n",
+			"overlay/patch.yaml":         "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  namespace: default\n  labels: {layer: patch}\nspec:\n  broker: other\n",
+		}, true},
+
 		// Outside the subset: krusty renders them, and the output is the same.
+		{"labels with selectors on a Service", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeSelectors: true\n"), false},
+		{"commonLabels on a Service", overlay("resources: [../base]\ncommonLabels: {env: prod}\n"), false},
+		{"commonLabels on a Knative Service", overlay("resources: [../base/broker.yaml, ksvc.yaml]\ncommonLabels: {env: prod}\n",
+			"ksvc.yaml", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  template:\n    spec:\n      containers:\n      - image: orders\n"), false},
+		{"labels with templates on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n  includeTemplates: true\n", "deploy.yaml", deployment), false},
+		{"commonAnnotations on a Deployment", overlay("resources: [../base, deploy.yaml]\ncommonAnnotations: {env: prod}\n", "deploy.yaml", deployment), false},
+		{"labels on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n", "deploy.yaml", deployment), true},
+		{"labels with fields", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  fields:\n  - path: spec/env\n    kind: Broker\n    create: true\n"), false},
+		{"labels with volume claim templates", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeVolumeClaimTemplates: true\n"), false},
+		{"label value that YAML 1.1 reads as a boolean", overlay("resources: [../base]\ncommonAnnotations: {enabled: yes}\n"), false},
+		{"label value that is a number", overlay("resources: [../base]\nlabels:\n- pairs: {tier: 2}\n"), false},
+		{"includeSelectors that YAML 1.1 reads as a boolean", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeSelectors: no\n"), false},
 		{"namePrefix", overlay("resources: [../base]\nnamePrefix: prod-\n"), false},
-		{"labels", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n"), false},
-		{"commonLabels", overlay("resources: [../base]\ncommonLabels: {env: prod}\n"), false},
 		{"configMapGenerator", overlay("resources: [../base]\nconfigMapGenerator:\n- name: cfg\n  literals: [a=b]\n"), false},
 		{"images", overlay("resources: [../base]\nimages:\n- name: app\n  newTag: v2\n"), false},
 		{"inline patch", overlay("resources: [../base]\npatches:\n- patch: |\n    " + strings.ReplaceAll(brokerPatch, "\n", "\n    ") + "spec: {x: 1}\n"), false},
