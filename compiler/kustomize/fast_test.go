@@ -395,7 +395,8 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 // a Broker, both generated at random from a fixed seed: maps, lists and
 // scalars in flow and block style, quoted or not, with comments, nulls and
 // $patch directives; applied as patches, through a target or not, and as
-// patchesStrategicMerge.
+// patchesStrategicMerge; with labels, commonLabels and commonAnnotations
+// in the base and the overlay, or not.
 func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 5084))
 	cases := 150
@@ -420,8 +421,9 @@ func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			kustomization += "namespace: prod\n"
 		}
+		kustomization += g.metadataTransformers()
 		writeTree(t, root, map[string]string{
-			"base/kustomization.yaml":    "resources: [broker.yaml]\n",
+			"base/kustomization.yaml":    "resources: [broker.yaml]\n" + g.metadataTransformers(),
 			"base/broker.yaml":           object,
 			"overlay/kustomization.yaml": kustomization,
 			"overlay/patch.yaml":         patch,
@@ -477,6 +479,61 @@ func (g *treeGen) object(patch bool) string {
 	add(root, "kind", g.scalar("Broker"))
 	add(root, "metadata", md)
 	add(root, "spec", g.mapping(3, patch))
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
+}
+
+// metadataTransformers writes some of labels, commonLabels and
+// commonAnnotations of a kustomization, or none, mostly with plain keys
+// and words, some of them the objects' own, quoted or not.
+func (g *treeGen) metadataTransformers() string {
+	pairs := func() *yaml.Node {
+		m := &yaml.Node{Kind: yaml.MappingNode, Style: g.flow()}
+		keys := []string{"a", "env", "z", "example.com/team"}
+		g.rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		keys = keys[:1+g.rng.IntN(2)]
+		if g.rng.IntN(12) == 0 {
+			keys = g.keys()
+		}
+		for _, k := range keys {
+			word := []string{"prod", "x", "v1.0", "two words"}[g.rng.IntN(4)]
+			if g.rng.IntN(12) == 0 {
+				word = g.word()
+			}
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, g.scalar(word))
+		}
+		return m
+	}
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(key string, v *yaml.Node) {
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	}
+	if g.rng.IntN(2) == 0 {
+		list := &yaml.Node{Kind: yaml.SequenceNode}
+		for range 1 + g.rng.IntN(2) {
+			entry := &yaml.Node{Kind: yaml.MappingNode}
+			entry.Content = append(entry.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "pairs"}, pairs())
+			for _, flag := range []string{"includeSelectors", "includeTemplates"} {
+				if g.rng.IntN(3) == 0 {
+					entry.Content = append(entry.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: flag},
+						&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: []string{"true", "false"}[g.rng.IntN(2)]})
+				}
+			}
+			list.Content = append(list.Content, entry)
+		}
+		add("labels", list)
+	}
+	for _, field := range []string{"commonLabels", "commonAnnotations"} {
+		if g.rng.IntN(3) == 0 {
+			add(field, pairs())
+		}
+	}
+	if len(root.Content) == 0 {
+		return ""
+	}
 	out, err := yaml.Marshal(root)
 	if err != nil {
 		panic(err)
