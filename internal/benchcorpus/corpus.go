@@ -192,9 +192,14 @@ const (
 	// PatchedOverlays are Overlays that, as environments do, set their
 	// namespace and patch a Broker from a strategic-merge patch file.
 	PatchedOverlays
-	// LabelledOverlays are Overlays that add a label to every object and
-	// its selectors, which knc leaves to kustomize's own renderer.
+	// LabelledOverlays are Overlays that add a label and an annotation to
+	// every object's metadata, as environments do (in the subset knc
+	// renders itself).
 	LabelledOverlays
+	// SelectorLabelledOverlays are Overlays that add a label to every
+	// object and to the selectors of its Services, which knc leaves to
+	// kustomize's own renderer.
+	SelectorLabelledOverlays
 )
 
 // WriteSplit writes the corpus in parts directories, part-0 and on, each
@@ -249,6 +254,8 @@ spec:
 				return err
 			}
 		case LabelledOverlays:
+			text += "labels:\n- pairs: {env: prod}\ncommonAnnotations: {example.com/owner: shop}\n"
+		case SelectorLabelledOverlays:
 			text += "labels:\n- pairs: {env: prod}\n  includeSelectors: true\n"
 		}
 		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(text), 0o644); err != nil {
