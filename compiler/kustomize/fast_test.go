@@ -318,6 +318,7 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		{"labels with templates on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n  includeTemplates: true\n", "deploy.yaml", deployment), false},
 		{"commonAnnotations on a Deployment", overlay("resources: [../base, deploy.yaml]\ncommonAnnotations: {env: prod}\n", "deploy.yaml", deployment), false},
 		{"labels on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n", "deploy.yaml", deployment), true},
+		{"empty transformers on a Deployment", overlay("resources: [../base, deploy.yaml]\ncommonAnnotations: {}\ncommonLabels: {}\nlabels:\n- pairs: {}\n  includeSelectors: true\n", "deploy.yaml", deployment), true},
 		{"labels with fields", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  fields:\n  - path: spec/env\n    kind: Broker\n    create: true\n"), false},
 		{"labels with volume claim templates", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeVolumeClaimTemplates: true\n"), false},
 		{"label value that YAML 1.1 reads as a boolean", overlay("resources: [../base]\ncommonAnnotations: {enabled: yes}\n"), false},

@@ -1,12 +1,10 @@
 package kustomize
 
 import (
+	"maps"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
-	"sigs.k8s.io/kustomize/api/filters/annotations"
-	"sigs.k8s.io/kustomize/api/filters/labels"
-	"sigs.k8s.io/kustomize/api/types"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -32,11 +30,6 @@ var (
 	selectorKinds   = []string{"Service", "ReplicationController", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob", "PodDisruptionBudget", "NetworkPolicy"}
 	templateKinds   = []string{"ReplicationController", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob"}
 	annotationKinds = templateKinds
-)
-
-var (
-	metadataLabels      = types.FsSlice{{Path: "metadata/labels", CreateIfNotPresent: true}}
-	metadataAnnotations = types.FsSlice{{Path: "metadata/annotations", CreateIfNotPresent: true}}
 )
 
 // labelEntry reads an entry of labels: pairs, includeSelectors and
@@ -106,8 +99,7 @@ func setLabels(objs []*fastObject, l fastLabels) bool {
 	if l.selectors && anyKind(objs, selectorKinds) || l.templates && anyKind(objs, templateKinds) {
 		return false
 	}
-	_, err := labels.Filter{Labels: l.pairs, FsSlice: metadataLabels}.Filter(rnodes(objs))
-	return err == nil
+	return setMetadataMap(objs, "labels", l.pairs)
 }
 
 // setAnnotations applies commonAnnotations as kustomize does, and reports
@@ -119,8 +111,53 @@ func setAnnotations(objs []*fastObject, pairs map[string]string) bool {
 	if anyKind(objs, annotationKinds) {
 		return false
 	}
-	_, err := annotations.Filter{Annotations: pairs, FsSlice: metadataAnnotations}.Filter(rnodes(objs))
-	return err == nil
+	return setMetadataMap(objs, "annotations", pairs)
+}
+
+// setMetadataMap sets the pairs in metadata.labels or metadata.annotations
+// of every object, as kustomize's label and annotation filters do with
+// their metadata field spec (api/filters/labels, api/filters/fieldspec,
+// kyaml's FieldSetter): key by key in sorted order, the map appended to
+// metadata when it is missing, a value set over an existing one taking
+// its style, a new one double-quoted when YAML 1.1 would read it as
+// something other than a string. Asking kyaml whether it would is the
+// costly part of kustomize's filter, which asks once per object; knc asks
+// once per value.
+func setMetadataMap(objs []*fastObject, field string, pairs map[string]string) bool {
+	if len(pairs) == 0 {
+		return true
+	}
+	keys := slices.Sorted(maps.Keys(pairs))
+	styles := make([]yaml.Style, len(keys))
+	for i, k := range keys {
+		if kyaml.IsValueNonString(pairs[k]) {
+			styles[i] = yaml.DoubleQuotedStyle
+		}
+	}
+	for _, o := range objs {
+		md := mapValue(o.node, "metadata")
+		if md == nil || md.Kind != yaml.MappingNode {
+			return false
+		}
+		m := mapValue(md, field)
+		if m == nil {
+			m = &yaml.Node{Kind: yaml.MappingNode}
+			md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: field}, m)
+		}
+		if m.Kind != yaml.MappingNode {
+			return false
+		}
+		for i, k := range keys {
+			v := yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: pairs[k], Style: styles[i]}
+			if old := mapValue(m, k); old != nil {
+				v.Style = old.Style
+				*old = v
+				continue
+			}
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &v)
+		}
+	}
+	return true
 }
 
 func anyKind(objs []*fastObject, kinds []string) bool {
@@ -130,12 +167,4 @@ func anyKind(objs []*fastObject, kinds []string) bool {
 		}
 	}
 	return false
-}
-
-func rnodes(objs []*fastObject) []*kyaml.RNode {
-	out := make([]*kyaml.RNode, len(objs))
-	for i, o := range objs {
-		out[i] = kyaml.NewRNode(o.node)
-	}
-	return out
 }
