@@ -611,15 +611,16 @@ func (g *treeGen) mapping(depth int, patch bool) *yaml.Node {
 	return m
 }
 
-// FuzzFastRenderer renders an overlay that sets a namespace, or not, and
-// applies a patch file to a base, both ways, and fails when knc's renderer
-// takes the overlay and renders anything krusty does not.
+// FuzzFastRenderer renders an overlay that sets a namespace, or not, a
+// label and an annotation, or not, and applies a patch file to a base,
+// both ways, and fails when knc's renderer takes the overlay and renders
+// anything krusty does not.
 func FuzzFastRenderer(f *testing.F) {
-	f.Add(broker+"---\n"+service, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\nspec:\n  delivery:\n    retry: 10\n", "prod", false)
-	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  labels: {a: b}\nspec:\n  filters: []\n  subscriber: {ref: null, uri: /x}\n", "", true)
-	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: audit\n  namespace: other\nspec:\n  $patch: delete\n", "x", false)
-	f.Add(broker, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  annotations:\n    n: \"1\"\n    m: |\n      two\n      lines\nspec:\n  delivery: {$patch: replace, retry: 1}\n  new: {a: {}, b: [], c: 'yes'}\n", "", true)
-	f.Fuzz(func(t *testing.T, resources, patch, namespace string, strategicMerge bool) {
+	f.Add(broker+"---\n"+service, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\nspec:\n  delivery:\n    retry: 10\n", "prod", false, "")
+	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  labels: {a: b}\nspec:\n  filters: []\n  subscriber: {ref: null, uri: /x}\n", "", true, "prod")
+	f.Add(triggers, "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: audit\n  namespace: other\nspec:\n  $patch: delete\n", "x", false, "yes")
+	f.Add(broker, "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata:\n  name: default\n  annotations:\n    n: \"1\"\n    m: |\n      two\n      lines\nspec:\n  delivery: {$patch: replace, retry: 1}\n  new: {a: {}, b: [], c: 'yes'}\n", "", true, "1.0")
+	f.Fuzz(func(t *testing.T, resources, patch, namespace string, strategicMerge bool, label string) {
 		root := t.TempDir()
 		kustomization := "resources: [../base]\npatches:\n- path: patch.yaml\n"
 		if strategicMerge {
@@ -627,6 +628,9 @@ func FuzzFastRenderer(f *testing.F) {
 		}
 		if namespace != "" {
 			kustomization += "namespace: " + strconvQuote(namespace) + "\n"
+		}
+		if label != "" {
+			kustomization += "labels:\n- pairs: {env: " + strconvQuote(label) + "}\ncommonAnnotations: {note: " + strconvQuote(label) + "}\n"
 		}
 		writeTree(t, root, map[string]string{
 			"base/kustomization.yaml":    "resources: [objects.yaml]\n",
