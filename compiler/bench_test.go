@@ -46,10 +46,10 @@ func BenchmarkLoad(b *testing.B) {
 // as plain files (one deploy unit) and then as 20 kustomize overlays of 20
 // bases (20 units, each rendered first): overlays that only include their
 // base, overlays that set a namespace and patch a Broker, as environments
-// do, overlays that add a label and an annotation (all three in the subset
-// knc renders itself), and overlays that add labels with selectors, which
-// kustomize's own renderer builds. The overlays knc renders are meant to
-// stay within twice the time of the plain files.
+// do, overlays that add a label and an annotation, and overlays that add
+// a label to selectors too, all in the subset knc renders itself. The
+// overlays knc renders are meant to stay within twice the time of the
+// plain files.
 func BenchmarkLoadOverlays(b *testing.B) {
 	const objects, parts = 10_000, 20
 	layouts := []struct {

@@ -31,8 +31,9 @@ import (
 //     kind kustomize has no schema for: maps merge, lists are replaced,
 //     null deletes and $patch: delete removes.
 //   - labels, commonLabels and commonAnnotations, when they write an
-//     object's metadata alone: no object is of a kind whose selectors,
-//     templates or other fields kustomize's field specs name (fastmeta.go).
+//     object's metadata, and the selector of a Service: no object is of
+//     another kind whose selectors or templates kustomize's field specs
+//     name (fastmeta.go).
 //
 // Anything else, and anything that would be a kustomize error, makes the
 // whole kustomization fall back to krusty, whose output and errors stay

@@ -302,6 +302,19 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		{"commonAnnotations", overlay("resources: [../base]\ncommonAnnotations: {note: \"yes\", a-first: replaced, example.com/owner: shop}\n"), true},
 		{"labels and annotations after namespace and patches", overlay("resources: [../base]\nnamespace: prod\ncommonAnnotations: {b-new: \"false\"}\nlabels:\n- pairs: {env: prod}\npatches:\n- path: patch.yaml\n",
 			"patch.yaml", brokerPatch+"  labels: {env: staging, team: ops}\n  annotations: {b-new: \"true\"}\nspec:\n  delivery:\n    retry: 1\n"), true},
+		// kustomize's selector field spec for Service names its kind and
+		// version, not its group (commonlabels.go).
+		{"labels with selectors on a Service", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeSelectors: true\n"), true},
+		{"commonLabels on a Service", overlay("resources: [../base]\ncommonLabels: {env: prod}\n"), true},
+		{"commonLabels on Services with selectors and labels", overlay("resources: [services.yaml]\ncommonLabels: {app: shop, env: \"yes\", tier: \"2\"}\n",
+			"services.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  labels: {env: x, app: 'old'}\nspec:\n  selector:\n    app: \"old\" # replaced\n  ports: [{port: 80}]\n"+
+				"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n  labels:\n    tier: '1'\n"+
+				"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: c\nspec:\n  selector: {}\n"+
+				"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: d\nspec: {type: ExternalName, externalName: example.com}\n"), true},
+		{"commonLabels on a Knative Service", overlay("resources: [../base/broker.yaml, ksvc.yaml]\ncommonLabels: {env: prod}\n",
+			"ksvc.yaml", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  template:\n    spec:\n      containers:\n      - image: orders\n"), true},
+		{"commonLabels on a Service of another version", overlay("resources: [svc.yaml]\ncommonLabels: {env: prod}\n",
+			"svc.yaml", "apiVersion: example.com/v2\nkind: Service\nmetadata:\n  name: orders\nspec:\n  selector: {app: orders}\n"), true},
 		{"labels and annotations at every level", map[string]string{
 			"base/kustomization.yaml":    "resources: [broker.yaml, triggers.yaml, service.yaml]\nlabels:\n- pairs: {layer: base, env: dev}\ncommonAnnotations: {layer: base}\n",
 			"mid/kustomization.yaml":     "resources: [../base]\nnamespace: mid\nlabels:\n- pairs: {layer: mid}\n",
@@ -311,10 +324,11 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		}, true},
 
 		// Outside the subset: krusty renders them, and the output is the same.
-		{"labels with selectors on a Service", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeSelectors: true\n"), false},
-		{"commonLabels on a Service", overlay("resources: [../base]\ncommonLabels: {env: prod}\n"), false},
-		{"commonLabels on a Knative Service", overlay("resources: [../base/broker.yaml, ksvc.yaml]\ncommonLabels: {env: prod}\n",
-			"ksvc.yaml", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  template:\n    spec:\n      containers:\n      - image: orders\n"), false},
+		{"commonLabels on a Service whose selector is null", overlay("resources: [svc.yaml]\ncommonLabels: {env: prod}\n",
+			"svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  selector: ~\n"), false},
+		{"commonLabels on a Service whose spec is a list", overlay("resources: [svc.yaml]\ncommonLabels: {env: prod}\n",
+			"svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: orders\nspec: [a]\n"), false},
+		{"commonLabels on a Deployment", overlay("resources: [../base, deploy.yaml]\ncommonLabels: {env: prod}\n", "deploy.yaml", deployment), false},
 		{"labels with templates on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n  includeTemplates: true\n", "deploy.yaml", deployment), false},
 		{"commonAnnotations on a Deployment", overlay("resources: [../base, deploy.yaml]\ncommonAnnotations: {env: prod}\n", "deploy.yaml", deployment), false},
 		{"labels on a Deployment", overlay("resources: [../base, deploy.yaml]\nlabels:\n- pairs: {env: prod}\n", "deploy.yaml", deployment), true},
@@ -387,7 +401,7 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, overlay := range kustomizationDirs(t, filepath.Join(dir, "overlays")) {
-			compareRenderers(t, overlay, dir, layout != benchcorpus.SelectorLabelledOverlays)
+			compareRenderers(t, overlay, dir, true)
 		}
 	}
 }
@@ -397,7 +411,8 @@ func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
 // scalars in flow and block style, quoted or not, with comments, nulls and
 // $patch directives; applied as patches, through a target or not, and as
 // patchesStrategicMerge; with labels, commonLabels and commonAnnotations
-// in the base and the overlay, or not.
+// in the base and the overlay, or not, and a v1 Service in the base, whose
+// selector kustomize labels too, or not.
 func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 5084))
 	cases := 150
@@ -423,8 +438,13 @@ func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 			kustomization += "namespace: prod\n"
 		}
 		kustomization += g.metadataTransformers()
+		baseResources := "resources: [broker.yaml]\n"
+		if rng.IntN(2) == 0 {
+			baseResources = "resources: [broker.yaml, service.yaml]\n"
+		}
 		writeTree(t, root, map[string]string{
-			"base/kustomization.yaml":    "resources: [broker.yaml]\n" + g.metadataTransformers(),
+			"base/service.yaml":          g.service(),
+			"base/kustomization.yaml":    baseResources + g.metadataTransformers(),
 			"base/broker.yaml":           object,
 			"overlay/kustomization.yaml": kustomization,
 			"overlay/patch.yaml":         patch,
@@ -534,6 +554,45 @@ func (g *treeGen) metadataTransformers() string {
 	}
 	if len(root.Content) == 0 {
 		return ""
+	}
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
+}
+
+// service writes a v1 Service whose labels and selector, each there or
+// not, hold some of the keys the transformers set.
+func (g *treeGen) service() string {
+	add := func(m *yaml.Node, key string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	}
+	pairs := func() *yaml.Node {
+		m := &yaml.Node{Kind: yaml.MappingNode, Style: g.flow()}
+		keys := []string{"a", "env", "z"}
+		g.rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		for _, k := range keys[:g.rng.IntN(3)] {
+			add(m, k, g.scalar([]string{"x", "prod", "yes"}[g.rng.IntN(3)]))
+		}
+		return m
+	}
+	md := &yaml.Node{Kind: yaml.MappingNode}
+	add(md, "name", g.scalar("sink"))
+	if g.rng.IntN(2) == 0 {
+		add(md, "labels", pairs())
+	}
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	add(root, "apiVersion", g.scalar("v1"))
+	add(root, "kind", g.scalar("Service"))
+	add(root, "metadata", md)
+	if g.rng.IntN(3) > 0 {
+		spec := &yaml.Node{Kind: yaml.MappingNode, Style: g.flow()}
+		if g.rng.IntN(3) > 0 {
+			add(spec, "selector", pairs())
+		}
+		add(spec, "type", g.scalar("ClusterIP"))
+		add(root, "spec", spec)
 	}
 	out, err := yaml.Marshal(root)
 	if err != nil {

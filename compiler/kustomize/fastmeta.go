@@ -22,12 +22,15 @@ type fastLabels struct {
 // specs name (api/internal/konfig/builtinpluginconsts: commonlabels.go,
 // templatelabels.go, commonannotations.go). Some of those specs name a
 // kind alone, or a kind and a version, so that a custom kind of the same
-// name matches them too (Knative Serving's Service gets the spec.selector
-// of v1 Service). knc applies only the metadata field spec, and leaves a
-// kustomization with an object of a kind that another spec might match,
-// by its name alone, to krusty.
+// name matches them too: Knative Serving's Service gets the spec.selector
+// of v1 Service. knc writes metadata, and the selector of every Service of
+// version v1, whatever its group; it leaves a kustomization with an
+// object of a kind that another spec might match, by its name alone, to
+// krusty.
 var (
-	selectorKinds   = []string{"Service", "ReplicationController", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob", "PodDisruptionBudget", "NetworkPolicy"}
+	// selectorKinds are the kinds besides Service whose fields the
+	// selector field specs name.
+	selectorKinds   = []string{"ReplicationController", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob", "PodDisruptionBudget", "NetworkPolicy"}
 	templateKinds   = []string{"ReplicationController", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob"}
 	annotationKinds = templateKinds
 )
@@ -91,7 +94,8 @@ func boolValue(n *yaml.Node) (bool, bool) {
 
 // setLabels applies a label transformer as kustomize does, and reports
 // false when one of the objects has a kind whose other fields the
-// transformer might write.
+// transformer might write, but for the selector of a Service of version
+// v1, which knc writes too.
 func setLabels(objs []*fastObject, l fastLabels) bool {
 	if len(l.pairs) == 0 {
 		return true
@@ -99,11 +103,18 @@ func setLabels(objs []*fastObject, l fastLabels) bool {
 	if l.selectors && anyKind(objs, selectorKinds) || l.templates && anyKind(objs, templateKinds) {
 		return false
 	}
-	return setMetadataMap(objs, "labels", l.pairs)
+	return setMaps(objs, l.pairs, func(o *fastObject) []*yaml.Node {
+		// kustomize sorts its field specs by kind, Service's before those
+		// of every kind.
+		if l.selectors && o.kind == "Service" && o.version == "v1" {
+			return []*yaml.Node{lookupCreate(o.node, "spec", "selector"), lookupCreate(o.node, "metadata", "labels")}
+		}
+		return []*yaml.Node{lookupCreate(o.node, "metadata", "labels")}
+	})
 }
 
 // setAnnotations applies commonAnnotations as kustomize does, and reports
-// false as setLabels does.
+// false when one of the objects has a kind whose templates it writes.
 func setAnnotations(objs []*fastObject, pairs map[string]string) bool {
 	if len(pairs) == 0 {
 		return true
@@ -111,53 +122,69 @@ func setAnnotations(objs []*fastObject, pairs map[string]string) bool {
 	if anyKind(objs, annotationKinds) {
 		return false
 	}
-	return setMetadataMap(objs, "annotations", pairs)
+	return setMaps(objs, pairs, func(o *fastObject) []*yaml.Node {
+		return []*yaml.Node{lookupCreate(o.node, "metadata", "annotations")}
+	})
 }
 
-// setMetadataMap sets the pairs in metadata.labels or metadata.annotations
-// of every object, as kustomize's label and annotation filters do with
-// their metadata field spec (api/filters/labels, api/filters/fieldspec,
-// kyaml's FieldSetter): key by key in sorted order, the map appended to
-// metadata when it is missing, a value set over an existing one taking
-// its style, a new one double-quoted when YAML 1.1 would read it as
-// something other than a string. Asking kyaml whether it would is the
-// costly part of kustomize's filter, which asks once per object; knc asks
-// once per value.
-func setMetadataMap(objs []*fastObject, field string, pairs map[string]string) bool {
-	if len(pairs) == 0 {
-		return true
-	}
+// setMaps sets the pairs in the maps of each object that fields gives, as
+// kustomize's label and annotation filters do (api/filters/labels,
+// api/filters/fieldspec, kyaml's FieldSetter): key by key in sorted order,
+// in each map in turn, a value set over an existing one taking its style,
+// a new one double-quoted when YAML 1.1 would read it as something other
+// than a string. kustomize writes one node per key and object: it appears
+// in each map that lacked the key, and takes the style of each it
+// replaced, as it goes. Asking kyaml whether YAML 1.1 reads a value as a
+// string is the costly part of kustomize's filter, which asks once per
+// object; knc asks once per value.
+func setMaps(objs []*fastObject, pairs map[string]string, fields func(*fastObject) []*yaml.Node) bool {
 	keys := slices.Sorted(maps.Keys(pairs))
-	styles := make([]yaml.Style, len(keys))
+	nonString := make([]bool, len(keys))
 	for i, k := range keys {
-		if kyaml.IsValueNonString(pairs[k]) {
-			styles[i] = yaml.DoubleQuotedStyle
-		}
+		nonString[i] = kyaml.IsValueNonString(pairs[k])
 	}
 	for _, o := range objs {
-		md := mapValue(o.node, "metadata")
-		if md == nil || md.Kind != yaml.MappingNode {
-			return false
-		}
-		m := mapValue(md, field)
-		if m == nil {
-			m = &yaml.Node{Kind: yaml.MappingNode}
-			md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: field}, m)
-		}
-		if m.Kind != yaml.MappingNode {
+		ms := fields(o)
+		if slices.Contains(ms, nil) {
 			return false
 		}
 		for i, k := range keys {
-			v := yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: pairs[k], Style: styles[i]}
-			if old := mapValue(m, k); old != nil {
-				v.Style = old.Style
-				*old = v
-				continue
+			v := &yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: pairs[k]}
+			for _, m := range ms {
+				if v.Style == 0 && nonString[i] {
+					v.Style = yaml.DoubleQuotedStyle
+				}
+				if old := mapValue(m, k); old != nil {
+					v.Style = old.Style
+					*old = *v
+					continue
+				}
+				m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
 			}
-			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &v)
 		}
 	}
 	return true
+}
+
+// lookupCreate finds the map at path in n, appending empty maps where
+// fields are missing as kustomize does, or returns nil when a field on
+// the way is not a map.
+func lookupCreate(n *yaml.Node, path ...string) *yaml.Node {
+	for _, field := range path {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		v := mapValue(n, field)
+		if v == nil {
+			v = &yaml.Node{Kind: yaml.MappingNode}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: field}, v)
+		}
+		n = v
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	return n
 }
 
 func anyKind(objs []*fastObject, kinds []string) bool {

@@ -193,12 +193,10 @@ const (
 	// namespace and patch a Broker from a strategic-merge patch file.
 	PatchedOverlays
 	// LabelledOverlays are Overlays that add a label and an annotation to
-	// every object's metadata, as environments do (in the subset knc
-	// renders itself).
+	// every object's metadata, as environments do.
 	LabelledOverlays
 	// SelectorLabelledOverlays are Overlays that add a label to every
-	// object and to the selectors of its Services, which knc leaves to
-	// kustomize's own renderer.
+	// object and to the selectors of its Services.
 	SelectorLabelledOverlays
 )
 
