@@ -47,8 +47,9 @@ func BenchmarkLoad(b *testing.B) {
 // bases (20 units, each rendered first): overlays that only include their
 // base, overlays that set a namespace and patch a Broker, as environments
 // do, overlays that add a label and an annotation, and overlays that add
-// a label to selectors too, all in the subset knc renders itself. The
-// overlays knc renders are meant to stay within twice the time of the
+// a label to selectors too, all in the subset knc renders itself; and
+// overlays that set an image tag, which kustomize's own renderer builds.
+// The overlays knc renders are meant to stay within twice the time of the
 // plain files.
 func BenchmarkLoadOverlays(b *testing.B) {
 	const objects, parts = 10_000, 20
@@ -61,6 +62,7 @@ func BenchmarkLoadOverlays(b *testing.B) {
 		{"patched-overlays", benchcorpus.PatchedOverlays},
 		{"labelled-overlays", benchcorpus.LabelledOverlays},
 		{"selector-labelled-overlays", benchcorpus.SelectorLabelledOverlays},
+		{"image-overlays", benchcorpus.ImageOverlays},
 	}
 	for _, l := range layouts {
 		b.Run("layout="+l.name, func(b *testing.B) {

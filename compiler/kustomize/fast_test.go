@@ -395,13 +395,13 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 
 // TestFastRendererMatchesKrustyOnCorpus renders the benchmark's layouts.
 func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
-	for _, layout := range []benchcorpus.Layout{benchcorpus.Overlays, benchcorpus.PatchedOverlays, benchcorpus.LabelledOverlays, benchcorpus.SelectorLabelledOverlays} {
+	for _, layout := range []benchcorpus.Layout{benchcorpus.Overlays, benchcorpus.PatchedOverlays, benchcorpus.LabelledOverlays, benchcorpus.SelectorLabelledOverlays, benchcorpus.ImageOverlays} {
 		dir := t.TempDir()
 		if err := benchcorpus.WriteLayout(dir, benchcorpus.Shape{Objects: 100}, 2, layout); err != nil {
 			t.Fatal(err)
 		}
 		for _, overlay := range kustomizationDirs(t, filepath.Join(dir, "overlays")) {
-			compareRenderers(t, overlay, dir, true)
+			compareRenderers(t, overlay, dir, layout != benchcorpus.ImageOverlays)
 		}
 	}
 }

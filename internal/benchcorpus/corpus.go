@@ -198,6 +198,10 @@ const (
 	// SelectorLabelledOverlays are Overlays that add a label to every
 	// object and to the selectors of its Services.
 	SelectorLabelledOverlays
+	// ImageOverlays are Overlays that set an image tag, as environments
+	// do, which no object here uses: kustomize's own renderer builds
+	// them, unchanged.
+	ImageOverlays
 )
 
 // WriteSplit writes the corpus in parts directories, part-0 and on, each
@@ -255,6 +259,8 @@ spec:
 			text += "labels:\n- pairs: {env: prod}\ncommonAnnotations: {example.com/owner: shop}\n"
 		case SelectorLabelledOverlays:
 			text += "labels:\n- pairs: {env: prod}\n  includeSelectors: true\n"
+		case ImageOverlays:
+			text += "images:\n- name: example.com/app\n  newTag: v2\n"
 		}
 		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(text), 0o644); err != nil {
 			return err
