@@ -3,6 +3,8 @@ package kustomize
 import (
 	"maps"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -194,4 +196,72 @@ func anyKind(objs []*fastObject, kinds []string) bool {
 		}
 	}
 	return false
+}
+
+// rewriteAnnotations rewrites metadata.annotations as kyaml's
+// RNode.SetAnnotations(RNode.GetAnnotations()) does: the field removed,
+// and, when the map held entries, appended to metadata again, its keys
+// sorted and each value a new string node, literal when it spans lines,
+// double-quoted when YAML 1.1 would read it as something other than a
+// string. kyaml asks that for every value of every object; nonString
+// remembers the answers over a render. Maps out of the ordinary go to
+// kyaml itself.
+func rewriteAnnotations(node *yaml.Node, nonString map[string]bool) error {
+	md := mapValue(node, "metadata")
+	if md == nil || md.Kind != yaml.MappingNode {
+		return kyamlRewriteAnnotations(node)
+	}
+	at := -1
+	for i := 0; i+1 < len(md.Content); i += 2 {
+		if md.Content[i].Value != "annotations" {
+			continue
+		}
+		if at >= 0 {
+			return kyamlRewriteAnnotations(node)
+		}
+		at = i
+	}
+	if at < 0 {
+		return nil
+	}
+	m := md.Content[at+1]
+	if m.Kind != yaml.MappingNode {
+		return kyamlRewriteAnnotations(node)
+	}
+	pairs := make(map[string]string, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if _, dup := pairs[k.Value]; dup || v.Kind != yaml.ScalarNode || !utf8.ValidString(v.Value) {
+			return kyamlRewriteAnnotations(node)
+		}
+		pairs[k.Value] = v.Value
+	}
+	md.Content = slices.Delete(md.Content, at, at+2)
+	if len(pairs) == 0 {
+		return nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Content: make([]*yaml.Node, 0, 2*len(pairs))}
+	md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "annotations"}, out)
+	for _, k := range slices.Sorted(maps.Keys(pairs)) {
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: kyaml.NodeTagString, Value: pairs[k]}
+		if strings.Contains(v.Value, "\n") {
+			v.Style = yaml.LiteralStyle
+		} else {
+			quote, ok := nonString[v.Value]
+			if !ok {
+				quote = kyaml.IsValueNonString(v.Value)
+				nonString[v.Value] = quote
+			}
+			if quote {
+				v.Style = yaml.DoubleQuotedStyle
+			}
+		}
+		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+	}
+	return nil
+}
+
+func kyamlRewriteAnnotations(node *yaml.Node) error {
+	rn := kyaml.NewRNode(node)
+	return rn.SetAnnotations(rn.GetAnnotations())
 }

@@ -16,7 +16,6 @@ import (
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/compiler/diag"
@@ -104,11 +103,11 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 		fast, r.Read, r.fast = renderFast(absDir, root, sources)
 	}
 	if r.fast {
+		nonString := map[string]bool{}
 		for _, o := range fast {
 			// krusty rewrites the annotations of every object when it
 			// removes its own.
-			rn := kyaml.NewRNode(o.node)
-			if err := rn.SetAnnotations(rn.GetAnnotations()); err != nil {
+			if err := rewriteAnnotations(o.node, nonString); err != nil {
 				return nil, err
 			}
 			objs = append(objs, renderedObject{node: o.node, origin: o.origin, kind: o.kind, name: o.name})
