@@ -299,7 +299,7 @@ func Load(opts Options) (*Result, error) {
 			continue
 		}
 		diags = append(diags, r.Diags...)
-		if len(r.Diags) > 0 {
+		if r.Diags.HasErrors() {
 			continue
 		}
 		set, checkDiags := check.Check(r.Docs, res.Config)

@@ -33,9 +33,15 @@ var (
 // overlay; build reloads it only when a build may have changed it, that
 // is after and before a build whose kustomizations have an openapi field.
 // The differential test holds the two to the same output.
-func build(fs filesys.FileSystem, dir string, ownSchema bool) (m resmap.ResMap, err error) {
+func build(fs filesys.FileSystem, dir string, ownSchema bool) (m resmap.ResMap, output []string, err error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
+	output = captureOutput(func() { m, err = runKrusty(fs, dir, ownSchema) })
+	return m, output, err
+}
+
+// runKrusty is build's work, under buildMu.
+func runKrusty(fs filesys.FileSystem, dir string, ownSchema bool) (m resmap.ResMap, err error) {
 	// Malformed objects can make kustomize panic; that is the build's
 	// error, not the end of knc.
 	defer func() {

@@ -97,7 +97,7 @@ func TestBuildMatchesFlux(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			m, err := build(fs, abs, namesSchema(abs, map[string]bool{}))
+			m, _, err := build(fs, abs, namesSchema(abs, map[string]bool{}))
 			if err != nil {
 				return "", err.Error()
 			}

@@ -37,7 +37,8 @@ type Rendered struct {
 	// Patches are the files among Read that patched an object, named as
 	// diagnostics name them.
 	Patches []string
-	// Diags holds the build's error, at the kustomization file.
+	// Diags holds the build's error, at the kustomization file, or its
+	// warnings: deprecated fields, and what kustomize said while building.
 	Diags diag.List
 
 	// fast says that knc's own renderer built it, rather than krusty.
@@ -128,6 +129,7 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 	if err := r.place(objs, kfile, sources, rel); err != nil {
 		return nil, err
 	}
+	r.Diags = append(r.Diags, deprecationWarnings(r.Read, rel)...)
 	return r, nil
 }
 
@@ -142,13 +144,20 @@ type renderedObject struct {
 // renderKrusty builds the kustomization in absDir with krusty, and records
 // the files the build read in r.Read.
 func renderKrusty(rec *recordingFS, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
-	m, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
+	m, output, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
 	for f := range rec.read {
 		r.Read = append(r.Read, f)
 	}
 	slices.Sort(r.Read)
 	if err != nil {
 		return nil, diag.List{buildError(kfile, r.File, err)}
+	}
+	// What krusty wrote to stderr or its log, other than the deprecations
+	// render reports for either renderer, is a warning of this build.
+	for _, line := range output {
+		if !deprecation.MatchString(line) {
+			r.Diags.AddWarning(diag.Pos{File: r.File, Line: 1, Column: 1}, "", "kustomize: %s", line)
+		}
 	}
 	resources := m.Resources()
 	objs := make([]renderedObject, len(resources))
