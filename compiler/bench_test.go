@@ -47,8 +47,9 @@ func BenchmarkLoad(b *testing.B) {
 // bases (20 units, each rendered first): overlays that only include their
 // base, overlays that set a namespace and patch a Broker, as environments
 // do, overlays that add a label and an annotation, and overlays that add
-// a label to selectors too, all in the subset knc renders itself; and
-// overlays that set an image tag, which kustomize's own renderer builds.
+// a label to selectors too, and overlays that set an image tag, all in
+// the subset knc renders itself; and overlays that change a Broker with a
+// JSON patch, which kustomize's own renderer builds.
 // The overlays knc renders are meant to stay within twice the time of the
 // plain files.
 func BenchmarkLoadOverlays(b *testing.B) {
@@ -63,6 +64,7 @@ func BenchmarkLoadOverlays(b *testing.B) {
 		{"labelled-overlays", benchcorpus.LabelledOverlays},
 		{"selector-labelled-overlays", benchcorpus.SelectorLabelledOverlays},
 		{"image-overlays", benchcorpus.ImageOverlays},
+		{"krusty-json-patched-overlays", benchcorpus.JSONPatchedOverlays},
 	}
 	for _, l := range layouts {
 		b.Run("layout="+l.name, func(b *testing.B) {

@@ -33,7 +33,11 @@ import (
 //   - labels, commonLabels and commonAnnotations, when they write an
 //     object's metadata, and the selector of a Service: no object is of
 //     another kind whose selectors or templates kustomize's field specs
-//     name (fastmeta.go).
+//     name (fastmeta.go);
+//   - images, with name, newName, newTag, digest and tagSuffix, in
+//     containers and initContainers lists anywhere and the image fields
+//     kustomize's field specs name, when the fields on the way have the
+//     shape kustomize expects (fastimages.go).
 //
 // Anything else, and anything that would be a kustomize error, makes the
 // whole kustomization fall back to krusty, whose output and errors stay
@@ -81,7 +85,7 @@ func renderFast(absDir, root string, sources *sourceCache) (objs []*fastObject, 
 }
 
 // kustomizationFields are the fields of a kustomization in the subset.
-var kustomizationFields = []string{"apiVersion", "kind", "resources", "namespace", "patches", "patchesStrategicMerge", "labels", "commonLabels", "commonAnnotations"}
+var kustomizationFields = []string{"apiVersion", "kind", "resources", "namespace", "patches", "patchesStrategicMerge", "labels", "commonLabels", "commonAnnotations", "images"}
 
 // dnsLabel is what a namespace must look like to be set as is.
 var dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -99,6 +103,7 @@ type fastKustomization struct {
 	// labels, then commonLabels.
 	labels      []fastLabels
 	annotations map[string]string
+	images      []fastImage
 }
 
 // fastPatch is a patch file, and the selector of its target when the
@@ -216,6 +221,17 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 				break
 			}
 			common = &fastLabels{pairs: pairs, selectors: true}
+		case "images":
+			if value.Kind != yaml.SequenceNode {
+				return nil, false
+			}
+			for _, entry := range value.Content {
+				img, ok := imageEntry(entry)
+				if !ok {
+					return nil, false
+				}
+				k.images = append(k.images, img)
+			}
 		}
 	}
 	if common != nil {
@@ -292,7 +308,8 @@ func stringList(n *yaml.Node) ([]string, bool) {
 
 // build renders the kustomization in dir as kustomize does: its resources
 // in order, then its builtin transformers in krusty's order (kusttarget's
-// configureBuiltinTransformers): patches, namespace, labels, annotations.
+// configureBuiltinTransformers): patches, namespace, labels, annotations,
+// images.
 func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 	if b.building[dir] || !b.local(dir) {
 		return nil, false
@@ -367,6 +384,9 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 		}
 	}
 	if !setAnnotations(objs, k.annotations) {
+		return nil, false
+	}
+	if !setImages(objs, k.images) {
 		return nil, false
 	}
 	return objs, true

@@ -226,6 +226,93 @@ metadata:
 spec:
   ports:
   - port: 80
+` // workloads hold images in every place kustomize's image transformer
+	// looks, in the forms images are written in, and names that only
+	// look like them.
+	workloads = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      initContainers:
+      - name: init
+        image: docker.io/library/nginx # init
+      containers:
+      - name: web
+        image: nginx
+      - name: sidecar
+        image: "nginx:1.2"
+      - name: other
+        image: nginx2
+      - name: mine
+        image: my-nginx:1.0
+      - name: none
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: orders
+spec:
+  template:
+    spec:
+      containers:
+      - image: localhost:5000/app:1
+      - image: 'app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
+      - image: app:2@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+spec:
+  schedule: "0 1 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: job
+            image: nginx:1.2@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+          volumes:
+          - name: data
+            image: {reference: app:1}
+          - name: empty
+            emptyDir: {}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: single
+spec:
+  initContainers:
+  - name: init
+    image: localhost:5000/app
+  containers:
+  - name: app
+    image: app
+  volumes:
+  - name: tools
+    image:
+      reference: nginx
+      pullPolicy: IfNotPresent
+---
+apiVersion: sources.knative.dev/v1
+kind: ContainerSource
+metadata:
+  name: heartbeat
+spec:
+  template:
+    spec:
+      containers:
+      - image: app:3
+        deep:
+          containers: [{image: nginx}]
 `
 )
 
@@ -323,6 +410,40 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 			"overlay/patch.yaml":         "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orders\n  namespace: default\n  labels: {layer: patch}\nspec:\n  broker: other\n",
 		}, true},
 
+		// Images, which kustomize's image tag transformer rewrites in
+		// every containers and initContainers list and in the fields its
+		// field specs name (api/filters/imagetag,
+		// api/internal/konfig/builtinpluginconsts/images.go).
+		{"images: a new tag", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  newTag: \"1.3\"\n", "workloads.yaml", workloads), true},
+		{"images: registries, ports and digests", overlay("resources: [workloads.yaml]\nimages:\n"+
+			"- name: docker.io/library/nginx\n  newTag: stable\n"+
+			"- name: localhost:5000/app\n  newName: registry.example.com/team/app\n"+
+			"- name: app\n  digest: sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\n", "workloads.yaml", workloads), true},
+		{"images: a new name only", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  newName: example.com/nginx\n- name: app\n  newName: app\n", "workloads.yaml", workloads), true},
+		{"images: a tag and a digest", overlay("resources: [workloads.yaml]\nimages:\n- name: app\n  newTag: v2\n  digest: sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\n- name: nginx\n  newName: nginx\n  newTag: \"1.4\"\n", "workloads.yaml", workloads), true},
+		{"images: a tag suffix", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  tagSuffix: -debug\n- name: app\n  tagSuffix: \"-rc.1\"\n  newName: other\n", "workloads.yaml", workloads), true},
+		{"images: a tag suffix that is a number", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  tagSuffix: .1\n", "workloads.yaml", workloads), false},
+		{"images: a name with a dot, which kustomize reads as any character", overlay("resources: [workloads.yaml]\nimages:\n- name: ngin.\n  newTag: dot\n- name: docker.io/library/nginx2\n  newTag: none\n", "workloads.yaml", workloads), true},
+		{"images: entries that change each other's images", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  newName: app\n- name: app\n  newTag: last\n- name: my-nginx\n  newName: nginx\n", "workloads.yaml", workloads), true},
+		{"images in base and overlay, with namespace, patches and labels", map[string]string{
+			"base/kustomization.yaml":    "resources: [workloads.yaml, broker.yaml]\nnamespace: base\nlabels:\n- pairs: {layer: base}\nimages:\n- name: nginx\n  newTag: base\n",
+			"base/workloads.yaml":        workloads,
+			"overlay/kustomization.yaml": "resources: [../base]\nnamespace: prod\nlabels:\n- pairs: {env: prod}\npatches:\n- path: patch.yaml\nimages:\n- name: nginx\n  newTag: prod\n- name: app\n  newName: example.com/app\n",
+			"overlay/patch.yaml":         "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  template:\n    spec:\n      containers:\n      - image: app:patched # from the patch\n",
+		}, true},
+		{"images on Knative objects without images", overlay("resources: [../base]\nimages:\n- name: app\n  newTag: v2\n"), true},
+		{"images: a new tag that is a number", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  newTag: 1.3\n", "workloads.yaml", workloads), false},
+		{"images: a name that is a regular expression", overlay("resources: [workloads.yaml]\nimages:\n- name: ngin[x]\n  newTag: v2\n", "workloads.yaml", workloads), false},
+		{"images: an unknown field", overlay("resources: [workloads.yaml]\nimages:\n- name: nginx\n  newTags: v2\n", "workloads.yaml", workloads), false},
+		{"images: an image that is not a string", overlay("resources: [pod.yaml]\nimages:\n- name: nginx\n  newTag: v2\n",
+			"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: 1\n"), false},
+		{"images: containers that are a map", overlay("resources: [pod.yaml]\nimages:\n- name: nginx\n  newTag: v2\n",
+			"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: {image: nginx}\n"), false},
+		{"images: a null template", overlay("resources: [deploy.yaml]\nimages:\n- name: nginx\n  newTag: v2\n",
+			"deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template: ~\n"), false},
+		{"images: null containers", overlay("resources: [pod.yaml]\nimages:\n- name: nginx\n  newTag: v2\n",
+			"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  initContainers: [{image: nginx}]\n"), false},
+
 		// Outside the subset: krusty renders them, and the output is the same.
 		{"commonLabels on a Service whose selector is null", overlay("resources: [svc.yaml]\ncommonLabels: {env: prod}\n",
 			"svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: orders\nspec:\n  selector: ~\n"), false},
@@ -340,7 +461,6 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 		{"includeSelectors that YAML 1.1 reads as a boolean", overlay("resources: [../base]\nlabels:\n- pairs: {env: prod}\n  includeSelectors: no\n"), false},
 		{"namePrefix", overlay("resources: [../base]\nnamePrefix: prod-\n"), false},
 		{"configMapGenerator", overlay("resources: [../base]\nconfigMapGenerator:\n- name: cfg\n  literals: [a=b]\n"), false},
-		{"images", overlay("resources: [../base]\nimages:\n- name: app\n  newTag: v2\n"), false},
 		{"inline patch", overlay("resources: [../base]\npatches:\n- patch: |\n    " + strings.ReplaceAll(brokerPatch, "\n", "\n    ") + "spec: {x: 1}\n"), false},
 		{"patch with a target", overlay("resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Broker}\n", "patch.yaml", brokerPatch+"  labels: {x: y}\nspec: {x: 1}\n"), true},
 		{"patch with a target of another name", overlay("resources: [../base]\nnamespace: prod\npatches:\n- path: patch.yaml\n  target:\n    group: eventing.knative.dev\n    version: v1\n    kind: Trigger\n    name: ord.*\n    namespace: default\n",
@@ -395,13 +515,13 @@ func TestFastRendererMatchesKrusty(t *testing.T) {
 
 // TestFastRendererMatchesKrustyOnCorpus renders the benchmark's layouts.
 func TestFastRendererMatchesKrustyOnCorpus(t *testing.T) {
-	for _, layout := range []benchcorpus.Layout{benchcorpus.Overlays, benchcorpus.PatchedOverlays, benchcorpus.LabelledOverlays, benchcorpus.SelectorLabelledOverlays, benchcorpus.ImageOverlays} {
+	for _, layout := range []benchcorpus.Layout{benchcorpus.Overlays, benchcorpus.PatchedOverlays, benchcorpus.LabelledOverlays, benchcorpus.SelectorLabelledOverlays, benchcorpus.ImageOverlays, benchcorpus.JSONPatchedOverlays} {
 		dir := t.TempDir()
 		if err := benchcorpus.WriteLayout(dir, benchcorpus.Shape{Objects: 100}, 2, layout); err != nil {
 			t.Fatal(err)
 		}
 		for _, overlay := range kustomizationDirs(t, filepath.Join(dir, "overlays")) {
-			compareRenderers(t, overlay, dir, layout != benchcorpus.ImageOverlays)
+			compareRenderers(t, overlay, dir, layout != benchcorpus.JSONPatchedOverlays)
 		}
 	}
 }

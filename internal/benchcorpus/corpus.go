@@ -199,9 +199,11 @@ const (
 	// object and to the selectors of its Services.
 	SelectorLabelledOverlays
 	// ImageOverlays are Overlays that set an image tag, as environments
-	// do, which no object here uses: kustomize's own renderer builds
-	// them, unchanged.
+	// do, which no object here uses.
 	ImageOverlays
+	// JSONPatchedOverlays are Overlays that change a Broker with an inline
+	// JSON patch, which only kustomize's own renderer builds.
+	JSONPatchedOverlays
 )
 
 // WriteSplit writes the corpus in parts directories, part-0 and on, each
@@ -261,6 +263,8 @@ spec:
 			text += "labels:\n- pairs: {env: prod}\n  includeSelectors: true\n"
 		case ImageOverlays:
 			text += "images:\n- name: example.com/app\n  newTag: v2\n"
+		case JSONPatchedOverlays:
+			text += "patches:\n- target: {kind: Broker, name: broker-0}\n  patch: |-\n    - op: add\n      path: /spec/delivery\n      value: {retry: 10}\n"
 		}
 		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(text), 0o644); err != nil {
 			return err
