@@ -31,10 +31,10 @@ var (
 	// imageName is what an entry's name or newName must look like for knc
 	// to take it: a registry, a port and a path, but no regular expression
 	// but the dot.
-	imageName  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*$`)
-	imageTag   = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$`)
-	tagSuffix  = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-	imageDigst = regexp.MustCompile(`^[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+	imageName   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*$`)
+	imageTag    = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$`)
+	tagSuffix   = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+	imageDigest = regexp.MustCompile(`^[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9=_-]+$`)
 )
 
 // tagAndDigest is what kustomize allows after the name when it matches an
@@ -63,7 +63,7 @@ func imageEntry(n *yaml.Node) (fastImage, bool) {
 		img.newName != "" && !imageName.MatchString(img.newName) ||
 		img.newTag != "" && !imageTag.MatchString(img.newTag) ||
 		img.tagSuffix != "" && !tagSuffix.MatchString(img.tagSuffix) ||
-		img.digest != "" && !imageDigst.MatchString(img.digest) {
+		img.digest != "" && !imageDigest.MatchString(img.digest) {
 		return img, false
 	}
 	var err error
