@@ -52,6 +52,20 @@ func dump(r *Rendered) string {
 // knc's renderer did not, or did, take the kustomization as wanted.
 func compareRenderers(t *testing.T, dir, root string, wantFast bool) {
 	t.Helper()
+	tookFast, diff := renderBoth(t, dir, root)
+	if diff != "" {
+		t.Errorf("%s: knc's renderer differs from krusty (-krusty +knc):\n%s", dir, diff)
+	}
+	if tookFast != wantFast {
+		t.Errorf("%s: rendered by knc's own renderer: %v, want %v", dir, tookFast, wantFast)
+	}
+}
+
+// renderBoth renders dir with knc's renderer allowed and with krusty
+// alone, and says whether knc's renderer took the kustomization and how
+// the two results differ (-krusty +knc).
+func renderBoth(t *testing.T, dir, root string) (tookFast bool, diff string) {
+	t.Helper()
 	opts := Options{Root: root, RelativeTo: root}
 	fast, err := render(dir, opts, true)
 	if err != nil {
@@ -61,12 +75,7 @@ func compareRenderers(t *testing.T, dir, root string, wantFast bool) {
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}
-	if diff := cmp.Diff(dump(krusty), dump(fast)); diff != "" {
-		t.Errorf("%s: knc's renderer differs from krusty (-krusty +knc):\n%s", dir, diff)
-	}
-	if fast.fast != wantFast {
-		t.Errorf("%s: rendered by knc's own renderer: %v, want %v", dir, fast.fast, wantFast)
-	}
+	return fast.fast, cmp.Diff(dump(krusty), dump(fast))
 }
 
 // kustomizationDirs lists the directories under root that hold a
@@ -569,20 +578,11 @@ func TestFastRendererMatchesKrustyOnRandomPatches(t *testing.T) {
 			"overlay/kustomization.yaml": kustomization,
 			"overlay/patch.yaml":         patch,
 		})
-		opts := Options{Root: root, RelativeTo: root}
-		dir := filepath.Join(root, "overlay")
-		fast, err := render(dir, opts, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		krusty, err := render(dir, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fast.fast {
+		tookFast, diff := renderBoth(t, filepath.Join(root, "overlay"), root)
+		if tookFast {
 			fastOnes++
 		}
-		if diff := cmp.Diff(dump(krusty), dump(fast)); diff != "" {
+		if diff != "" {
 			t.Errorf("case %d: knc's renderer differs from krusty (-krusty +knc):\nobject:\n%s\npatch:\n%s\nkustomization:\n%s\n%s", i, object, patch, kustomization, diff)
 		}
 	}
