@@ -5,7 +5,6 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
-	"github.com/knc-dev/knc/internal/knative"
 )
 
 // edge is a Trigger or Subscription that forwards every event of one
@@ -44,7 +43,7 @@ func loops(set *model.Set) diag.List {
 				continue
 			}
 			if to, ok := addressable(o.Spec.Subscriber.Ref); ok {
-				from := model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: o.Metadata.Namespace, Name: o.Spec.Broker}
+				from := o.BrokerKey()
 				edges = append(edges, edge{from: from, to: to, via: entry, path: "spec.subscriber.ref"})
 			}
 		case *model.Subscription:

@@ -53,7 +53,7 @@ func (c *checker) references(set *model.Set) diag.List {
 			delivery(entry, "spec.delivery", o.Spec.Delivery)
 		case *model.Trigger:
 			if o.Spec.Broker != "" {
-				resolve(entry, "spec.broker", model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: o.Metadata.Namespace, Name: o.Spec.Broker})
+				resolve(entry, "spec.broker", o.BrokerKey())
 			}
 			dest(entry, "spec.subscriber", &o.Spec.Subscriber)
 			delivery(entry, "spec.delivery", o.Spec.Delivery)

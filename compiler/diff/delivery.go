@@ -6,7 +6,6 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
-	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
 )
 
@@ -98,7 +97,7 @@ func deliverers(set *model.Set) map[model.Key]*deliverer {
 		}
 	}
 	for _, t := range set.Triggers {
-		child(model.KeyOf(t), model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: t.Metadata.Namespace, Name: t.Spec.Broker}, t.Spec.Delivery)
+		child(model.KeyOf(t), t.BrokerKey(), t.Spec.Delivery)
 	}
 	for _, s := range set.Subscriptions {
 		child(model.KeyOf(s), s.ChannelKey(), s.Spec.Delivery)

@@ -1,6 +1,9 @@
 package model
 
-import "github.com/knc-dev/knc/internal/knative/spec"
+import (
+	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/knative/spec"
+)
 
 // Trigger asks for the events of a Broker that pass a filter.
 type Trigger struct {
@@ -8,6 +11,12 @@ type Trigger struct {
 	Metadata ObjectMeta     `json:"metadata"`
 	Spec     TriggerSpec    `json:"spec"`
 	Status   *TriggerStatus `json:"status,omitempty"`
+}
+
+// BrokerKey returns the key of the Broker named in spec.broker, in the
+// Trigger's namespace; knc routes by spec.broker alone (see Validate).
+func (t *Trigger) BrokerKey() Key {
+	return Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: t.Metadata.Namespace, Name: t.Spec.Broker}
 }
 
 // TriggerSpec is a Trigger's desired state.

@@ -59,7 +59,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 	t := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind}
 	triggers := map[model.Key][]*model.Trigger{}
 	for _, tr := range set.Triggers {
-		k := model.Key{Group: knative.GroupEventing, Kind: knative.KindBroker, Namespace: tr.Metadata.Namespace, Name: tr.Spec.Broker}
+		k := tr.BrokerKey()
 		triggers[k] = append(triggers[k], tr)
 	}
 	subs := map[model.Key][]*model.Subscription{}
