@@ -75,7 +75,10 @@ type Health struct {
 // only Lua's base, package and table libraries are loaded (string, math and
 // io are not, unless a user turns on useOpenLibs), the script has one
 // second, and it returns a table whose status must be one of Argo CD's
-// health codes; any other status is reported as Unknown.
+// health codes; any other status is reported as Unknown. Argo CD also
+// loads a reduced os library (time and date, no processes or files);
+// Evaluate leaves it out, so a script that calls os fails here although
+// Argo CD would run it: health.lua must not call it.
 func Evaluate(obj map[string]any) (Health, error) {
 	return evaluate(HealthLua, obj)
 }
