@@ -92,22 +92,7 @@ cases:
   expect: [wrong]
   replies: {mail: {type: receipt, source: /mail}}
 `
-	update := func(src []byte) []byte {
-		f, diags := Parse("t.knctest.yaml", src, true)
-		if len(diags) > 0 {
-			t.Fatal(diags)
-		}
-		o, err := NewEvaluator(table()).Evaluate(f.Cases[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := f.Update(map[*Case]*Outcome{f.Cases[0]: o})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	once := update([]byte(src))
+	once := updated(t, []byte(src), true)
 	want := `# head
 cases:
   - name: c # the case
@@ -124,7 +109,7 @@ cases:
 	if diff := cmp.Diff(want, string(once)); diff != "" {
 		t.Errorf("updated file (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(string(once), string(update(once))); diff != "" {
+	if diff := cmp.Diff(string(once), string(updated(t, once, true))); diff != "" {
 		t.Errorf("a second update changed the file (-first +second):\n%s", diff)
 	}
 }
@@ -133,7 +118,18 @@ cases:
 // replaced in the text, leaving every other byte as it was.
 func TestUpdateSplices(t *testing.T) {
 	src := "cases:\n- name: c    # odd   spacing\n  broker: shop/default\n  event: {type: note, source: /x}\n  expect:   none   # was\n  replies: {mail: {type: receipt, source: /mail}}\n  destinations: [\"x y\", z]\n"
-	f, diags := Parse("t.knctest.yaml", []byte(src), false)
+	got := updated(t, []byte(src), false)
+	want := "cases:\n- name: c    # odd   spacing\n  broker: shop/default\n  event: {type: note, source: /x}\n  expect:   [notify]   # was\n  replies: {mail: {type: receipt, source: /mail}}\n  destinations: [Service/shop/elsewhere, http://archive/, http://mail/, http://sms/]\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("updated file (-want +got):\n%s", diff)
+	}
+}
+
+// updated parses src, a file of one case, evaluates the case against
+// table() and returns the file with its outcome written in.
+func updated(t *testing.T, src []byte, update bool) []byte {
+	t.Helper()
+	f, diags := Parse("t.knctest.yaml", src, update)
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
@@ -141,12 +137,9 @@ func TestUpdateSplices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.Update(map[*Case]*Outcome{f.Cases[0]: o})
+	out, err := f.Update(map[*Case]*Outcome{f.Cases[0]: o})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "cases:\n- name: c    # odd   spacing\n  broker: shop/default\n  event: {type: note, source: /x}\n  expect:   [notify]   # was\n  replies: {mail: {type: receipt, source: /mail}}\n  destinations: [Service/shop/elsewhere, http://archive/, http://mail/, http://sms/]\n"
-	if diff := cmp.Diff(want, string(got)); diff != "" {
-		t.Errorf("updated file (-want +got):\n%s", diff)
-	}
+	return out
 }
