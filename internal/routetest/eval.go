@@ -62,11 +62,10 @@ func NewEvaluator(table *routing.Table) *Evaluator {
 
 // Has reports whether the table holds t.
 func (ev *Evaluator) Has(t Target) bool {
-	key := t.Namespace + "/" + t.Name
 	if t.Kind == "Channel" {
-		return ev.channels[key] != nil
+		return ev.channels[t.key()] != nil
 	}
-	return ev.brokers[key] != nil
+	return ev.brokers[t.key()] != nil
 }
 
 // Targets lists what the table holds of kind, for messages.
@@ -101,7 +100,7 @@ func (ev *Evaluator) matcher(b *routing.Broker) (*router.Matcher, error) {
 func (ev *Evaluator) Evaluate(c *Case) (*Outcome, error) {
 	tr := &trace{ev: ev, c: c, destinations: map[string]bool{}, used: map[string]bool{}}
 	out := &Outcome{Reasons: map[string]string{}}
-	key := c.Target.Namespace + "/" + c.Target.Name
+	key := c.Target.key()
 	var err error
 	if c.Target.Kind == "Channel" {
 		ch := ev.channels[key]

@@ -55,8 +55,11 @@ type Target struct {
 }
 
 func (t Target) String() string {
-	return strings.ToLower(t.Kind) + " " + t.Namespace + "/" + t.Name
+	return strings.ToLower(t.Kind) + " " + t.key()
 }
+
+// key is how the routing table keys a Broker or Channel (routing.Source.Key).
+func (t Target) key() string { return t.Namespace + "/" + t.Name }
 
 // fileShape is what a test file may hold; load.Decode reports every field
 // that does not fit, at its position.
