@@ -144,7 +144,7 @@ func (s *Server) LoadTLS() (*tls.Config, error) {
 // the base URL events are sent to.
 func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) string {
 	url := baseURL(ln.Addr())
-	s.httpServer = s.newHTTPServer(tlsConfig)
+	s.httpServer = s.newHTTPServer(s.Handler(), tlsConfig)
 	if tlsConfig != nil {
 		url = "https" + strings.TrimPrefix(url, "http")
 		ln = tls.NewListener(ln, s.httpServer.TLSConfig)
@@ -289,16 +289,7 @@ func isUIPath(path string) bool { return path == "/ui" || strings.HasPrefix(path
 // ServeAdmin serves AdminHandler on ln, in plain HTTP, until Stop, and
 // returns its base URL. Call it before Serve.
 func (s *Server) ServeAdmin(ln net.Listener) string {
-	l := s.cfg.Limits
-	s.adminServer = &http.Server{
-		Handler:           s.AdminHandler(),
-		ReadHeaderTimeout: l.ReadHeaderTimeout,
-		ReadTimeout:       l.ReadTimeout,
-		WriteTimeout:      l.WriteTimeout,
-		IdleTimeout:       l.IdleTimeout,
-		MaxHeaderBytes:    l.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	s.adminServer = s.newHTTPServer(s.AdminHandler(), nil)
 	go func(srv *http.Server, ln net.Listener) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {

@@ -73,10 +73,10 @@ func (l *Limits) retryAfter() string {
 	return strconv.Itoa(max(1, int((l.RetryAfter+time.Second-1)/time.Second)))
 }
 
-func (s *Server) newHTTPServer(tlsConfig *tls.Config) *http.Server {
+func (s *Server) newHTTPServer(h http.Handler, tlsConfig *tls.Config) *http.Server {
 	l := s.cfg.Limits
 	return &http.Server{
-		Handler:           s.Handler(),
+		Handler:           h,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
