@@ -20,33 +20,11 @@ import (
 // back are lost, and must be counted as dropped with reason unreadable
 // instead of vanishing from the accounting.
 func TestCorruptBlocksAreCounted(t *testing.T) {
-	sub := newRecorder(t)
-	sub.respond = func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(http.StatusInternalServerError) }
-	tr := trigger("failing", sub.srv.URL, nil)
-	tr.Delivery = &routing.Delivery{Retry: 100, BackoffPolicy: routing.BackoffLinear, BackoffDelay: routing.Duration(time.Hour)}
 	dir := t.TempDir()
-	first, err := New(Options{Table: brokerTable(tr), DataDir: dir, HTTPAddr: "127.0.0.1:0", Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := first.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	const events = 50
-	for i := range events {
-		if code := post(t, first.URL()+"/brokers/ns/b", fmt.Sprint("e-", i), "t"); code != http.StatusAccepted {
-			t.Fatalf("POST = %d", code)
-		}
-	}
-	eventually(t, 10*time.Second, "a first attempt of every event", func() bool { return sub.count() >= events })
-	if err := first.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tr := leaveDeliveriesPending(t, dir, 50)
 
 	damaged := 0
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".blk") || !strings.Contains(path, "streams") {
 			return err
 		}
@@ -79,11 +57,24 @@ func TestCorruptBlocksAreCounted(t *testing.T) {
 // TestCleanRestartCountsNoLoss restarts a runtime with deliveries pending
 // and files intact: nothing may be counted unreadable.
 func TestCleanRestartCountsNoLoss(t *testing.T) {
+	dir := t.TempDir()
+	tr := leaveDeliveriesPending(t, dir, 20)
+	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir})
+	if n := testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable"); n != 0 {
+		t.Errorf("%v messages counted unreadable after a clean restart", n)
+	}
+}
+
+// leaveDeliveriesPending runs a runtime on dir whose one Trigger fails
+// every attempt and retries only after an hour, sends it events, and shuts
+// it down once each had its first attempt: every delivery is left pending
+// in dir's streams. It returns the Trigger, to serve dir again with.
+func leaveDeliveriesPending(t *testing.T, dir string, events int) routing.Trigger {
+	t.Helper()
 	sub := newRecorder(t)
 	sub.respond = func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(http.StatusInternalServerError) }
 	tr := trigger("failing", sub.srv.URL, nil)
 	tr.Delivery = &routing.Delivery{Retry: 100, BackoffPolicy: routing.BackoffLinear, BackoffDelay: routing.Duration(time.Hour)}
-	dir := t.TempDir()
 	first, err := New(Options{Table: brokerTable(tr), DataDir: dir, HTTPAddr: "127.0.0.1:0", Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -93,39 +84,14 @@ func TestCleanRestartCountsNoLoss(t *testing.T) {
 	if err := first.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 20 {
+	for i := range events {
 		if code := post(t, first.URL()+"/brokers/ns/b", fmt.Sprint("e-", i), "t"); code != http.StatusAccepted {
 			t.Fatalf("POST = %d", code)
 		}
 	}
-	eventually(t, 10*time.Second, "a first attempt of every event", func() bool { return sub.count() >= 20 })
+	eventually(t, 10*time.Second, "a first attempt of every event", func() bool { return sub.count() >= events })
 	if err := first.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir})
-	if n := testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable"); n != 0 {
-		t.Errorf("%v messages counted unreadable after a clean restart", n)
-	}
-}
-
-// testutilCounterWith sums the samples of a counter whose label has value.
-func testutilCounterWith(e *Engine, name, label, value string) float64 {
-	families, err := e.opts.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
+	return tr
 }

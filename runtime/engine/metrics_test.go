@@ -1,11 +1,20 @@
 package engine
 
 import (
+	"slices"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // testutilCounter sums every sample of a counter in the engine's registry.
 func testutilCounter(e *Engine, name string) float64 {
+	return testutilCounterWith(e, name, "", "")
+}
+
+// testutilCounterWith sums the samples of a counter whose label has value,
+// every sample when label is "".
+func testutilCounterWith(e *Engine, name, label, value string) float64 {
 	families, err := e.opts.Registry.Gather()
 	if err != nil {
 		return -1
@@ -16,7 +25,11 @@ func testutilCounter(e *Engine, name string) float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			sum += m.GetCounter().GetValue()
+			if label == "" || slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == label && l.GetValue() == value
+			}) {
+				sum += m.GetCounter().GetValue()
+			}
 		}
 	}
 	return sum
