@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/internal/redact"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
@@ -286,18 +287,27 @@ func (h *Handler) state(sel topology.Selection) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	statuses := status.Redacted(h.in.Statuses())
+	// Indexed once: the state is made every Interval for each page open,
+	// and a table may hold thousands of objects.
+	statuses := h.in.Statuses()
+	ready := make(map[string]*status.Condition, len(statuses))
+	for i := range statuses {
+		o := &statuses[i]
+		if c := o.ConditionOf(status.ConditionReady); c != nil {
+			ready[nodeID(o.Kind, o.Metadata.Namespace, o.Metadata.Name)] = c
+		}
+	}
 	st := &State{Time: time.Now().UTC(), Nodes: make(map[string]*NodeState, len(d.top.nodes))}
 	for _, n := range d.top.nodes {
 		ns := &NodeState{}
 		if c := counts[n.ID]; c != nil {
 			ns.Counts = *c
 		}
-		if o := status.Find(statuses, n.Kind, n.Namespace, n.Name); o != nil {
-			if c := o.ConditionOf(status.ConditionReady); c != nil {
-				cond := *c
-				ns.Ready = &cond
-			}
+		if c := ready[nodeID(n.Kind, n.Namespace, n.Name)]; c != nil {
+			// Masked as status.Redacted masks a condition for /status.
+			cond := *c
+			cond.Message = redact.Text(cond.Message)
+			ns.Ready = &cond
 		}
 		st.Nodes[n.ID] = ns
 	}
