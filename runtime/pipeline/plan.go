@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -328,16 +327,7 @@ func (s *Source) index() error {
 // HoldFilter returns the subjects the unpark stage of s consumes: the hold
 // subjects of its ready targets, or none when no target is ready.
 func (s *Source) HoldFilter() []string {
-	ready := 0
-	for _, t := range s.targets {
-		if t.ready {
-			ready++
-		}
-	}
-	switch ready {
-	case 0:
-		return nil
-	case len(s.targets):
+	if s.UnparksAll() {
 		// Wildcards also release the events of targets that were deleted,
 		// which the dispatcher then drops and counts.
 		return []string{s.names.Prefix + StageHoldSend + ".*", s.names.Prefix + StageHoldDead + ".*"}
@@ -354,6 +344,10 @@ func (s *Source) HoldFilter() []string {
 // UnparksAll reports whether the unpark stage of s follows every hold
 // subject, those of deleted targets included.
 func (s *Source) UnparksAll() bool {
-	f := s.HoldFilter()
-	return len(f) > 0 && strings.HasSuffix(f[0], ".*")
+	for _, t := range s.targets {
+		if !t.ready {
+			return false
+		}
+	}
+	return len(s.targets) > 0
 }
