@@ -52,7 +52,7 @@ type Report struct {
 	Status     Status   `json:"status"`
 }
 
-// Metadata names an Object.
+// Metadata names the object of a Report.
 type Metadata struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -125,7 +125,7 @@ type Input struct {
 	Now time.Time
 }
 
-// Compute returns one Object per Broker, Trigger, Channel and Subscription of
+// Compute returns one Report per Broker, Trigger, Channel and Subscription of
 // the table: each Broker followed by its Triggers, then each Channel followed
 // by its Subscriptions.
 func Compute(in Input) []Report {
