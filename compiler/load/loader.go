@@ -54,8 +54,9 @@ var manifestExt = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".
 const MaxFileBytes = 64 << 20
 
 // ErrLinkOutside is returned for a symbolic link that leads outside the
-// project root.
-var ErrLinkOutside = errors.New("symbolic link leads outside the project root")
+// project root: the one sentinel of safeio, so that errors.Is matches
+// whichever of the loader, policies or plugins refused the link.
+var ErrLinkOutside = safeio.ErrLinkOutside
 
 // Files lists the manifest files under opts.Paths in lexical order. A path
 // named explicitly is loaded whatever its extension. It is Discover without
