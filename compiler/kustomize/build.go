@@ -69,18 +69,14 @@ func namesSchema(dir string, seen map[string]bool) bool {
 		return false
 	}
 	seen[dir] = true
-	data, err := readKustomization(dir)
+	k, _, err := readKustomization(dir)
 	if err != nil {
-		return true
-	}
-	var k types.Kustomization
-	if err := sigsyaml.Unmarshal(data, &k); err != nil {
 		return true
 	}
 	if len(k.OpenAPI) > 0 {
 		return true
 	}
-	for _, sub := range Includes(dir) {
+	for _, sub := range includes(dir, k) {
 		if namesSchema(sub, seen) {
 			return true
 		}
@@ -88,10 +84,20 @@ func namesSchema(dir string, seen map[string]bool) bool {
 	return false
 }
 
-func readKustomization(dir string) ([]byte, error) {
+// readKustomization reads and decodes the kustomization file in dir, an
+// absolute directory, and returns it with the file's path.
+func readKustomization(dir string) (*types.Kustomization, string, error) {
 	kfile := load.KustomizationFile(dir)
 	if kfile == "" {
-		return nil, fmt.Errorf("%s: no kustomization file", filepath.Clean(dir))
+		return nil, "", fmt.Errorf("%s: no kustomization file", filepath.Clean(dir))
 	}
-	return os.ReadFile(kfile)
+	data, err := os.ReadFile(kfile)
+	if err != nil {
+		return nil, kfile, err
+	}
+	var k types.Kustomization
+	if err := sigsyaml.Unmarshal(data, &k); err != nil {
+		return nil, kfile, err
+	}
+	return &k, kfile, nil
 }

@@ -16,7 +16,6 @@ import (
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
@@ -506,14 +505,9 @@ func remote(dir string, seen map[string]bool) (string, error) {
 		return "", nil
 	}
 	seen[dir] = true
-	kfile := load.KustomizationFile(dir)
-	data, err := os.ReadFile(kfile)
+	k, kfile, err := readKustomization(dir)
 	if err != nil {
 		return "", nil // kustomize reports it, in its words
-	}
-	var k types.Kustomization
-	if err := sigsyaml.Unmarshal(data, &k); err != nil {
-		return "", nil
 	}
 	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
@@ -523,7 +517,7 @@ func remote(dir string, seen map[string]bool) (string, error) {
 			}
 		}
 	}
-	for _, sub := range Includes(dir) {
+	for _, sub := range includes(dir, k) {
 		if file, err := remote(sub, seen); err != nil {
 			return file, err
 		}
@@ -566,18 +560,15 @@ func Includes(dir string) []string {
 	if err != nil {
 		return nil
 	}
-	kfile := load.KustomizationFile(absDir)
-	if kfile == "" {
-		return nil
-	}
-	data, err := os.ReadFile(kfile)
+	k, _, err := readKustomization(absDir)
 	if err != nil {
 		return nil
 	}
-	var k types.Kustomization
-	if err := sigsyaml.Unmarshal(data, &k); err != nil {
-		return nil
-	}
+	return includes(absDir, k)
+}
+
+// includes is Includes for k, the kustomization read from absDir.
+func includes(absDir string, k *types.Kustomization) []string {
 	var out []string
 	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
