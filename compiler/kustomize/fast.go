@@ -190,27 +190,17 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 				k.patches = append(k.patches, fastPatch{path: path})
 			}
 		case "patches":
-			if value.Kind != yaml.SequenceNode {
+			patches, ok := sequence(value, patchEntry)
+			if !ok {
 				return nil, false
 			}
-			for _, p := range value.Content {
-				patch, ok := patchEntry(p)
-				if !ok {
-					return nil, false
-				}
-				k.patches = append(k.patches, patch)
-			}
+			k.patches = append(k.patches, patches...)
 		case "labels":
-			if value.Kind != yaml.SequenceNode {
+			labels, ok := sequence(value, labelEntry)
+			if !ok {
 				return nil, false
 			}
-			for _, entry := range value.Content {
-				l, ok := labelEntry(entry)
-				if !ok {
-					return nil, false
-				}
-				k.labels = append(k.labels, l)
-			}
+			k.labels = append(k.labels, labels...)
 		case "commonLabels", "commonAnnotations":
 			pairs, ok := stringMap(value)
 			if !ok {
@@ -222,16 +212,11 @@ func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 			}
 			common = &fastLabels{pairs: pairs, selectors: true}
 		case "images":
-			if value.Kind != yaml.SequenceNode {
+			images, ok := sequence(value, imageEntry)
+			if !ok {
 				return nil, false
 			}
-			for _, entry := range value.Content {
-				img, ok := imageEntry(entry)
-				if !ok {
-					return nil, false
-				}
-				k.images = append(k.images, img)
-			}
+			k.images = append(k.images, images...)
 		}
 	}
 	if common != nil {
@@ -293,15 +278,23 @@ func isString(n *yaml.Node) bool {
 }
 
 func stringList(n *yaml.Node) ([]string, bool) {
+	return sequence(n, func(item *yaml.Node) (string, bool) {
+		return item.Value, isString(item)
+	})
+}
+
+// sequence reads each item of a sequence with entry, and reports false
+// when n is not a sequence or entry refuses an item.
+func sequence[T any](n *yaml.Node, entry func(*yaml.Node) (T, bool)) ([]T, bool) {
 	if n.Kind != yaml.SequenceNode {
 		return nil, false
 	}
-	out := make([]string, len(n.Content))
+	out := make([]T, len(n.Content))
 	for i, item := range n.Content {
-		if !isString(item) {
+		var ok bool
+		if out[i], ok = entry(item); !ok {
 			return nil, false
 		}
-		out[i] = item.Value
 	}
 	return out, true
 }
