@@ -212,10 +212,8 @@ func (c *sourceCache) get(file string) *source {
 		s.err = c.stopped
 		return s
 	}
-	if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
-		if s.err = c.budget.ChargeFile(file, c.name(file), info.Size()); s.err != nil {
-			return s
-		}
+	if s.err = c.budget.ChargeRegularFile(file, c.name(file)); s.err != nil {
+		return s
 	}
 	if s.data, s.err = safeio.ReadFile(file, load.MaxFileBytes); s.err != nil {
 		return s
@@ -466,13 +464,11 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info, err := os.Stat(abs); err == nil && info.Mode().IsRegular() {
-		if err := f.budget.ChargeFile(abs, f.name(abs), info.Size()); err != nil {
-			f.mu.Lock()
-			f.over = cmp.Or(f.over, err)
-			f.mu.Unlock()
-			return nil, err
-		}
+	if err := f.budget.ChargeRegularFile(abs, f.name(abs)); err != nil {
+		f.mu.Lock()
+		f.over = cmp.Or(f.over, err)
+		f.mu.Unlock()
+		return nil, err
 	}
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {

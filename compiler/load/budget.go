@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 )
 
@@ -90,6 +91,20 @@ func (b *InputBudget) ChargeFile(path, name string, n int64) error {
 		b.used += n
 	}
 	return b.check(name)
+}
+
+// ChargeRegularFile is ChargeFile for the file at path at its size now,
+// when it is a regular file; anything else is left to the read, which
+// refuses it.
+func (b *InputBudget) ChargeRegularFile(path, name string) error {
+	if b == nil {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	return b.ChargeFile(path, name, info.Size())
 }
 
 func (b *InputBudget) exceeded(name string) error {
