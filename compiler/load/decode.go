@@ -24,7 +24,7 @@ import (
 // null.
 func Decode(doc *Document, out any) diag.List {
 	t := doc.tree
-	if doc.root != nil || t == nil {
+	if t == nil {
 		// Not compacted: decode a compact copy, which costs less than
 		// the decoding itself.
 		if t = compact(doc.root, doc.nodeFiles); t == nil {

@@ -28,7 +28,8 @@ type Document struct {
 	// nodeFiles names the file of nodes that come from another file than
 	// File: a rendered object's fields that a kustomize patch set.
 	nodeFiles map[*yaml.Node]string
-	// tree holds the nodes after Compact.
+	// tree holds the nodes after Compact, which drops root: a document is
+	// compacted when tree is set.
 	tree *tree
 }
 
@@ -62,7 +63,7 @@ func (d *Document) Compact() {
 // did before; hold it only while it is needed, and prefer PosOf, Generic
 // and Decode, which read the compact form.
 func (d *Document) Node() *yaml.Node {
-	if d.root != nil || d.tree == nil {
+	if d.tree == nil {
 		return d.root
 	}
 	return node{d.tree, 0}.copy()
@@ -70,7 +71,7 @@ func (d *Document) Node() *yaml.Node {
 
 // Generic converts the object to generic JSON, as load.Generic does.
 func (d *Document) Generic() (any, error) {
-	if d.root != nil || d.tree == nil {
+	if d.tree == nil {
 		return Generic(d.root)
 	}
 	return node{d.tree, 0}.generic(&yaml.Node{})
@@ -102,7 +103,7 @@ func (d *Document) Pos(n *yaml.Node) diag.Pos {
 // missing field), so that every error can point somewhere real. Once the
 // document is compacted, the node is a copy.
 func (d *Document) Lookup(path string) *yaml.Node {
-	if d.root == nil && d.tree != nil {
+	if d.tree != nil {
 		return d.lookup(path).copy()
 	}
 	n := d.root
@@ -136,7 +137,7 @@ func (d *Document) KeyPos(path string) (diag.Pos, bool) {
 	if len(segs) == 0 {
 		return diag.Pos{}, false
 	}
-	if d.root == nil && d.tree != nil {
+	if d.tree != nil {
 		parent := node{d.tree, 0}
 		for _, seg := range segs[:len(segs)-1] {
 			var ok bool
@@ -171,7 +172,7 @@ func (d *Document) KeyPos(path string) (diag.Pos, bool) {
 // PosOf returns the position of the value at path, or of its nearest
 // parent; PosOf("") is the position of the object.
 func (d *Document) PosOf(path string) diag.Pos {
-	if d.root == nil && d.tree != nil {
+	if d.tree != nil {
 		return d.lookup(path).pos(d.File)
 	}
 	return d.Pos(d.Lookup(path))
@@ -179,7 +180,7 @@ func (d *Document) PosOf(path string) diag.Pos {
 
 // Labels returns the object's metadata.labels.
 func (d *Document) Labels() map[string]string {
-	if d.root == nil && d.tree != nil {
+	if d.tree != nil {
 		md, ok := node{d.tree, 0}.field("metadata")
 		if !ok {
 			return nil

@@ -321,7 +321,7 @@ type Value struct{ n node }
 
 // Value returns the object's mapping node.
 func (d *Document) Value() Value {
-	if d.root == nil && d.tree != nil {
+	if d.tree != nil {
 		return Value{node{d.tree, 0}.resolve()}
 	}
 	// Not compacted: read a compact copy.
