@@ -472,16 +472,10 @@ func scalarMap(m *yaml.Node) bool {
 	return true
 }
 
+// mapValue is the value mapEntry finds.
 func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	_, v := mapEntry(n, key)
+	return v
 }
 
 // plainCopy copies a tree that has no anchors or aliases, which kustomize
