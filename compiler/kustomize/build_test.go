@@ -55,7 +55,7 @@ func TestBuildMatchesFlux(t *testing.T) {
 			"- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n",
 	})
 	corpus := filepath.Join(tmp, "corpus")
-	if err := benchcorpus.WriteSplit(corpus, benchcorpus.Shape{Objects: 200}, 2, true); err != nil {
+	if err := benchcorpus.WriteLayout(corpus, benchcorpus.Shape{Objects: 200}, 2, benchcorpus.Overlays); err != nil {
 		t.Fatal(err)
 	}
 	dirs := []string{

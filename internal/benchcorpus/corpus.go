@@ -206,16 +206,6 @@ const (
 	JSONPatchedOverlays
 )
 
-// WriteSplit writes the corpus in parts directories, part-0 and on, each
-// with its share of the objects in namespaces of its own. With kustomize
-// set, the layout is Overlays, else Plain.
-func WriteSplit(dir string, s Shape, parts int, kustomize bool) error {
-	if kustomize {
-		return WriteLayout(dir, s, parts, Overlays)
-	}
-	return WriteLayout(dir, s, parts, Plain)
-}
-
 // WriteLayout writes the corpus in parts directories, part-0 and on, each
 // with its share of the objects in namespaces of its own, laid out as
 // layout says.
