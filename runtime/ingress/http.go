@@ -282,6 +282,13 @@ func (s *Server) AdminHandler() http.Handler {
 	})
 }
 
+// unavailable answers 503 with the configured Retry-After: the event was
+// not taken, and a client that retries it later loses nothing.
+func (s *Server) unavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
+	s.reject(w, http.StatusServiceUnavailable, msg)
+}
+
 // isUIPath reports whether the page of Config.UI serves path. Brokers and
 // Channels are served under /brokers/ and /channels/, so none is hidden.
 func isUIPath(path string) bool { return path == "/ui" || strings.HasPrefix(path, "/ui/") }
@@ -336,8 +343,7 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		// Until the routes are set up no path is known: a 404 would tell
 		// a client that retries on 503 to give up on a Broker that is
 		// about to exist.
-		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
-		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
+		s.unavailable(w, "not accepting events: the runtime is starting or shutting down")
 		return
 	}
 	if ep == nil {
@@ -369,13 +375,11 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.runtime.Accepting() {
 		w.Header().Set("Connection", "close")
-		w.Header().Set("Retry-After", "1")
-		s.reject(w, http.StatusServiceUnavailable, "not accepting events: the runtime is starting or shutting down")
+		s.unavailable(w, "not accepting events: the runtime is starting or shutting down")
 		return
 	}
 	if err := s.store.Fault(); err != nil {
-		w.Header().Set("Retry-After", s.cfg.Limits.retryAfter())
-		s.reject(w, http.StatusServiceUnavailable, "the event cannot be stored now: "+err.Error())
+		s.unavailable(w, "the event cannot be stored now: "+err.Error())
 		return
 	}
 	if !s.admit(w) {
@@ -440,8 +444,7 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.storeEvent(r.Context(), ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
-		w.Header().Set("Retry-After", "1")
-		s.reject(w, http.StatusServiceUnavailable, "the event could not be stored")
+		s.unavailable(w, "the event could not be stored")
 		span.EndIngress(http.StatusServiceUnavailable, err)
 		return
 	}

@@ -9,20 +9,23 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestStartingAnswers503 sends an event to a Broker's path before the
 // routes are set up, as clients did during the 5 to 15 ms of a restart:
-// the answer must be 503 with Retry-After, which a client retries, and
-// never 404, which tells it the Broker does not exist. Once started, the
-// same request is accepted and an unknown path is a 404.
+// the answer must be 503 with the configured Retry-After, which a client
+// retries, and never 404, which tells it the Broker does not exist. Once
+// started, the same request is accepted and an unknown path is a 404; once
+// shut down, the Broker's path answers 503 with that Retry-After again.
 func TestStartingAnswers503(t *testing.T) {
 	rec := newRecorder(t)
 	e, err := engine.New(engine.Options{
 		Table:    brokerTable(trigger("t", rec.srv.URL, nil)),
 		DataDir:  t.TempDir(),
 		HTTPAddr: "127.0.0.1:0",
+		Limits:   ingress.Limits{RetryAfter: 3 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +41,8 @@ func TestStartingAnswers503(t *testing.T) {
 		return w.Result()
 	}
 	resp := send(routing.BrokerPath("ns", "b"))
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("before the routes are set up: %d with Retry-After %q, want 503 with a Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
+		t.Errorf("before the routes are set up: %d with Retry-After %q, want 503 with the configured Retry-After 3", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -47,15 +50,19 @@ func TestStartingAnswers503(t *testing.T) {
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
 	if resp := send(routing.BrokerPath("ns", "b")); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("once started: %d, want 202", resp.StatusCode)
 	}
 	if resp := send(routing.BrokerPath("ns", "missing")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown Broker once started: %d, want 404", resp.StatusCode)
+	}
+
+	// Shutting down, the Broker is known but no longer takes events.
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp = send(routing.BrokerPath("ns", "b"))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
+		t.Errorf("after shutdown: %d with Retry-After %q, want 503 with the configured Retry-After 3", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
