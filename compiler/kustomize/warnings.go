@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ var deprecation = regexp.MustCompile(`'([A-Za-z0-9]+)' is deprecated\. Please us
 func deprecationWarnings(files []string, rel func(string) string) diag.List {
 	var warnings diag.List
 	for _, f := range files {
-		if !slices.Contains(load.KustomizationFileNames, baseName(f)) {
+		if !slices.Contains(load.KustomizationFileNames, filepath.Base(f)) {
 			continue
 		}
 		text, err := os.ReadFile(f)
@@ -74,10 +75,6 @@ func keyPos(root *yaml.Node, file, key string) diag.Pos {
 		}
 	}
 	return pos
-}
-
-func baseName(path string) string {
-	return path[strings.LastIndexAny(path, `/\`)+1:]
 }
 
 // captureOutput runs build with the process's stderr and the standard
