@@ -4,11 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/knc-dev/knc/internal/kubetest"
+	"github.com/knc-dev/knc/test/rig"
 )
 
 // kncBinary is the knc built once for the whole package.
@@ -28,11 +27,8 @@ func runMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
-	kncBinary = filepath.Join(dir, "knc")
-	build := exec.Command("go", "build", "-o", kncBinary, "github.com/knc-dev/knc/cmd/knc")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building knc:", err)
+	if kncBinary, err = rig.BuildKnc(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	return kubetest.Main(m)
