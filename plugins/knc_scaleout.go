@@ -45,9 +45,6 @@ func (s runtimeSettings) clustered() bool { return s.natsURL == "" && s.replicas
 func (p *kncPlugin) workload(ns string, set runtimeSettings, routesName, jetstreamName, clusterDomain string) []any {
 	d := p.deployment(ns, set, routesName, jetstreamName)
 	c := &d.Spec.Template.Spec.Containers[0]
-	if set.durability == "fsync" {
-		c.Args = append(c.Args, "--fsync")
-	}
 	c.Args = append(c.Args, set.tracingArgs...)
 	c.Args = append(c.Args, set.uiArgs...)
 	switch {

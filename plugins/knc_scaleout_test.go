@@ -111,8 +111,15 @@ func TestClusteredRuntimeIsAStatefulSet(t *testing.T) {
 			t.Errorf("%s %q, want %q", flag, got, want)
 		}
 	}
-	if !slices.Contains(c.Args, "--fsync") {
-		t.Errorf("durability fsync without --fsync: %v", c.Args)
+	// Durability reaches the runtime only through the ConfigMap, so that
+	// a patch of KNC_DURABILITY (as of KNC_STREAM_REPLICAS) is obeyed: a
+	// --fsync beside it would contradict a patched "file" and stop the
+	// runtime at start.
+	if got := argValue(c.Args, "--durability"); got != "$(KNC_DURABILITY)" || slices.Contains(c.Args, "--fsync") {
+		t.Errorf("args %v, want --durability $(KNC_DURABILITY) and no --fsync", c.Args)
+	}
+	if got := configData(t, objs)["KNC_DURABILITY"]; got != "fsync" {
+		t.Errorf("KNC_DURABILITY = %q, want fsync", got)
 	}
 	if got := configData(t, objs)["KNC_STREAM_REPLICAS"]; got != "3" {
 		t.Errorf("KNC_STREAM_REPLICAS = %q, want 3", got)
