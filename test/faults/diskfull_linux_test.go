@@ -134,22 +134,3 @@ func TestDiskFullRecovers(t *testing.T) {
 	}
 	t.Logf("answers: %v", l.Codes())
 }
-
-func postEvent(t *testing.T, url, id string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"n":1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Ce-Specversion", "1.0")
-	req.Header.Set("Ce-Id", id)
-	req.Header.Set("Ce-Source", "test/faults")
-	req.Header.Set("Ce-Type", "probe")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}

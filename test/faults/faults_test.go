@@ -263,3 +263,24 @@ func TestSecondRuntimeOnTheSameDataDir(t *testing.T) {
 	f := rig.Settle(45*time.Second, func() rig.Figures { return rig.Reconcile(l, []*rig.Subscriber{sub}, nil) })
 	f.Report(t) // fails the test when an accepted event is lost
 }
+
+// postEvent posts a binary-mode CloudEvent with id to url and returns the
+// status code.
+func postEvent(t *testing.T, url, id string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", id)
+	req.Header.Set("Ce-Source", "test/faults")
+	req.Header.Set("Ce-Type", "probe")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

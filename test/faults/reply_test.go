@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -113,7 +112,9 @@ func TestSIGKILLWhileReplyRetried(t *testing.T) {
 	var ids []string
 	for i := range events {
 		id := fmt.Sprintf("reply-kill-%d", i)
-		sendBinary(t, k.ChannelURL(rig.Namespace, "ch"), id)
+		if code := postEvent(t, k.ChannelURL(rig.Namespace, "ch"), id); code != http.StatusAccepted {
+			t.Fatalf("%s: %d, want 202", id, code)
+		}
 		ids = append(ids, id)
 	}
 	// Every reply has failed at least twice: each is inside its retries.
@@ -168,27 +169,5 @@ func TestSIGKILLWhileReplyRetried(t *testing.T) {
 	t.Logf("subscriber called again after the restart for %d of %d events", again, events)
 	if again != events {
 		t.Errorf("subscriber called again for %d of %d events; each reply was lost with the process, so each delivery must be made again", again, events)
-	}
-}
-
-// sendBinary posts a binary-mode CloudEvent with id to url and wants 202.
-func sendBinary(t *testing.T, url, id string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Ce-Specversion", "1.0")
-	req.Header.Set("Ce-Id", id)
-	req.Header.Set("Ce-Source", "/faults")
-	req.Header.Set("Ce-Type", "dev.knc.faults")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("%s: %d, want 202", id, resp.StatusCode)
 	}
 }
