@@ -210,17 +210,15 @@ func checkLivePage(t testing.TB, rt *rig.ClusterRuntime, ns string, objs []*unst
 		Ready  *struct{ Status string }
 		Counts struct{ Accepted int }
 	}
-	var state struct{ Nodes map[string]nodeState }
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	rig.Poll(t, t.Context(), 30*time.Second, func() error {
 		resp, err := http.Get(rt.AdminURL + "/ui/api/state")
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		err = json.NewDecoder(resp.Body).Decode(&state)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
+		defer resp.Body.Close()
+		var state struct{ Nodes map[string]nodeState }
+		if err := json.NewDecoder(resp.Body).Decode(&state); err != nil {
+			return fmt.Errorf("the live page's state: %w", err)
 		}
 		var pending []string
 		for _, o := range objs {
@@ -238,15 +236,11 @@ func checkLivePage(t testing.TB, rt *rig.ClusterRuntime, ns string, objs []*unst
 				pending = append(pending, fmt.Sprintf("%s accepted %d, want 1", id, n.Counts.Accepted))
 			}
 		}
-		if len(pending) == 0 {
-			return
+		if len(pending) > 0 {
+			return fmt.Errorf("the live page of %s: %v", ns, pending)
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("the live page of %s: %v", ns, pending)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // checkSpecHash checks that the runtime hashes a live spec, read back from
