@@ -5,13 +5,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -186,48 +183,4 @@ func post(t testing.TB, url, id, eventType string) int {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode
-}
-
-// sink is a real HTTP subscriber on loopback that records the ids of the
-// events it receives.
-type sink struct {
-	mu  sync.Mutex
-	ids map[string][]string // path → ids
-	url string
-}
-
-func newSink(t testing.TB) *sink {
-	t.Helper()
-	s := &sink{ids: map[string][]string{}}
-	srv := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.ids[r.URL.Path] = append(s.ids[r.URL.Path], r.Header.Get("Ce-Id"))
-		s.mu.Unlock()
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	s.url = srv
-	return s
-}
-
-func (s *sink) received(path, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Contains(s.ids[path], id)
-}
-
-func (s *sink) waitFor(t testing.TB, path, id string) {
-	t.Helper()
-	rig.Poll(t, t.Context(), time.Minute, func() error {
-		if s.received(path, id) {
-			return nil
-		}
-		return fmt.Errorf("event %s not delivered to %s", id, path)
-	})
-}
-
-func newLoopbackServer(t testing.TB, h http.Handler) string {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

@@ -164,10 +164,10 @@ func TestGitOpsLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.env.Namespace(t)
-	sink := newSink(t)
-	c.setSink(t, ns, sink.url+"/duck")
+	sink := rig.NewPathSink(t)
+	c.setSink(t, ns, sink.URL+"/duck")
 
-	_, objs := build(t, project(t, ns, sink.url, ""))
+	_, objs := build(t, project(t, ns, sink.URL, ""))
 	c.deploy(t, objs)
 	table := rig.NewMountedTable(t.TempDir())
 	mount(t, table, c.routesConfigMap(t, ns))
@@ -175,8 +175,8 @@ func TestGitOpsLoop(t *testing.T) {
 	c.waitReady(t, knative(objs))
 
 	duck := c.get(t, "Trigger", ns, "duck")
-	if got, _, _ := unstructured.NestedString(duck.Object, "status", "subscriberUri"); got != sink.url+"/duck" {
-		t.Errorf("duck subscriberUri = %q, want the Sink's address %s/duck", got, sink.url)
+	if got, _, _ := unstructured.NestedString(duck.Object, "status", "subscriberUri"); got != sink.URL+"/duck" {
+		t.Errorf("duck subscriberUri = %q, want the Sink's address %s/duck", got, sink.URL)
 	}
 	note := c.get(t, "Subscription", ns, "note")
 	wantSub := map[string]any{"uid": string(note.GetUID()), "observedGeneration": note.GetGeneration(), "ready": "True", "message": "the channel delivers to this subscription"}
@@ -191,12 +191,12 @@ func TestGitOpsLoop(t *testing.T) {
 	if code := post(t, broker, "e1", "order"); code != 202 {
 		t.Fatalf("POST to the Broker: %d", code)
 	}
-	sink.waitFor(t, "/direct", "e1")
-	sink.waitFor(t, "/duck", "e1")
+	sink.WaitFor(t, "/direct", "e1")
+	sink.WaitFor(t, "/duck", "e1")
 	if code := post(t, rt.URL+"/channels/"+ns+"/notes", "c1", "note"); code != 202 {
 		t.Fatalf("POST to the Channel: %d", code)
 	}
-	sink.waitFor(t, "/note", "c1")
+	sink.WaitFor(t, "/note", "c1")
 
 	t.Run("deleted Addressable", func(t *testing.T) {
 		if err := c.Dynamic().Resource(sinks).Namespace(ns).Delete(ctx, "sink-a", metav1.DeleteOptions{}); err != nil {
@@ -225,17 +225,17 @@ func TestGitOpsLoop(t *testing.T) {
 		if code := post(t, broker, "e2", "order"); code != 202 {
 			t.Fatalf("POST: %d", code)
 		}
-		sink.waitFor(t, "/direct", "e2")
-		c.setSink(t, ns, sink.url+"/duck")
+		sink.WaitFor(t, "/direct", "e2")
+		c.setSink(t, ns, sink.URL+"/duck")
 		c.waitCondition(t, "Trigger", ns, "duck", "Ready", "True", "Ready")
-		sink.waitFor(t, "/duck", "e2")
+		sink.WaitFor(t, "/duck", "e2")
 	})
 
 	t.Run("missing Broker", func(t *testing.T) {
 		orphan := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "eventing.knative.dev/v1", "kind": "Trigger",
 			"metadata": map[string]any{"name": "orphan", "namespace": ns},
-			"spec":     map[string]any{"broker": "nope", "subscriber": map[string]any{"uri": sink.url + "/orphan"}},
+			"spec":     map[string]any{"broker": "nope", "subscriber": map[string]any{"uri": sink.URL + "/orphan"}},
 		}}
 		if _, err := c.Dynamic().Resource(triggers).Namespace(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -267,19 +267,19 @@ func TestGitOpsLoop(t *testing.T) {
 		if code := post(t, broker, "e3", "order"); code != 202 {
 			t.Fatalf("POST: %d", code)
 		}
-		sink.waitFor(t, "/direct", "e3")
+		sink.WaitFor(t, "/direct", "e3")
 	})
 
 	t.Run("fix built, applied and mounted", func(t *testing.T) {
 		// The hand edit is committed, with a new Trigger.
-		dir := project(t, ns, sink.url, fmt.Sprintf(`---
+		dir := project(t, ns, sink.URL, fmt.Sprintf(`---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
 metadata: {name: late}
 spec:
   broker: default
   subscriber: {uri: "%s/late"}
-`, sink.url))
+`, sink.URL))
 		eventing := filepath.Join(dir, "eventing.yaml")
 		data, err := os.ReadFile(eventing)
 		if err != nil {
@@ -297,8 +297,8 @@ spec:
 		if code := post(t, broker, "e4", "refund"); code != 202 {
 			t.Fatalf("POST: %d", code)
 		}
-		sink.waitFor(t, "/direct", "e4")
-		sink.waitFor(t, "/late", "e4")
+		sink.WaitFor(t, "/direct", "e4")
+		sink.WaitFor(t, "/late", "e4")
 		for _, name := range []string{"direct", "late"} {
 			got := c.get(t, "Trigger", ns, name)
 			checkArgoCDHealth(t, got, "Healthy")

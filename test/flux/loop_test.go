@@ -197,7 +197,7 @@ func TestFluxLoop(t *testing.T) {
 	ctx := t.Context()
 	dyn := env.Applier(t).Dynamic()
 	ns := env.Namespace(t)
-	subscribers := newSink(t)
+	subscribers := rig.NewPathSink(t)
 	get := func(gvr schema.GroupVersionResource, name string) (*unstructured.Unstructured, error) {
 		return dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	}
@@ -211,7 +211,7 @@ func TestFluxLoop(t *testing.T) {
 	}
 
 	repo := platformRepo{gittest.New(t)}
-	p := project{ns: ns, base: subscribers.url, ordersType: "order", withAudit: true}
+	p := project{ns: ns, base: subscribers.URL, ordersType: "order", withAudit: true}
 	repo.commit(t, p, "eventing: first revision", nil)
 	src := newSource(t, repo.Serve("platform"))
 
@@ -304,7 +304,7 @@ func TestFluxLoop(t *testing.T) {
 		t.Fatalf("POST to the Broker: %d", code)
 	}
 	for _, path := range []string{"/orders", "/all", "/audit"} {
-		subscribers.waitFor(t, path, "e1")
+		subscribers.WaitFor(t, path, "e1")
 	}
 
 	t.Run("filter changed with no event lost", func(t *testing.T) {
@@ -354,7 +354,7 @@ func TestFluxLoop(t *testing.T) {
 		rig.Poll(t, ctx, time.Minute, func() error {
 			lost = lost[:0]
 			for _, id := range accepted {
-				if !subscribers.received("/all", id) {
+				if !subscribers.Received("/all", id) {
 					lost = append(lost, id)
 				}
 			}
@@ -375,9 +375,9 @@ func TestFluxLoop(t *testing.T) {
 		if code := post(ctx, broker, "e-refund", "refund"); code != 202 {
 			t.Fatalf("POST: %d", code)
 		}
-		subscribers.waitFor(t, "/orders", "e-refund")
-		subscribers.waitFor(t, "/all", "e-order")
-		if subscribers.received("/orders", "e-order") {
+		subscribers.WaitFor(t, "/orders", "e-refund")
+		subscribers.WaitFor(t, "/all", "e-order")
+		if subscribers.Received("/orders", "e-order") {
 			t.Error("an order reached the Trigger orders after its filter became refund")
 		}
 	})
@@ -394,15 +394,15 @@ func TestFluxLoop(t *testing.T) {
 		if code := post(ctx, broker, "e5", "order"); code != 202 {
 			t.Fatalf("POST: %d", code)
 		}
-		subscribers.waitFor(t, "/all", "e5")
-		if subscribers.received("/audit", "e5") {
+		subscribers.WaitFor(t, "/all", "e5")
+		if subscribers.Received("/audit", "e5") {
 			t.Error("the pruned Trigger audit still received an event")
 		}
 	})
 
 	t.Run("Trigger of a missing Broker", func(t *testing.T) {
 		// knc build refuses this project, so the output is edited by hand.
-		orphan := fmt.Sprintf("---\napiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orphan\n  namespace: %s\nspec:\n  broker: missing\n  subscriber: {uri: \"%s/orphan\"}\n", ns, subscribers.url)
+		orphan := fmt.Sprintf("---\napiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata:\n  name: orphan\n  namespace: %s\nspec:\n  broker: missing\n  subscriber: {uri: \"%s/orphan\"}\n", ns, subscribers.URL)
 		repo.commit(t, p, "eventing: a Trigger of a Broker that does not exist", func(deploy string) {
 			f := filepath.Join(deploy, "namespaces", ns, "triggers.yaml")
 			data, err := os.ReadFile(f)
