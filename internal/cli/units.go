@@ -167,7 +167,7 @@ func renderUnits(units []unitOutput, res *compiler.Result, opts render.Options) 
 }
 
 // unitOf names the unit whose subdirectory holds file (slash-separated,
-// relative to the output directory), the deepest one when units nest; ""
+// relative to the output directory), the deepest one when units nest; nil
 // when no unit's does.
 func unitOf(units []unitOutput, file string) *unitOutput {
 	var best *unitOutput
