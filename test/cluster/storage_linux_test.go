@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,18 +15,7 @@ import (
 // reason StorageFull, without waiting for a resync, and back to True once
 // space is freed.
 func TestFullVolumeIsReported(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", data, "tmpfs", 0, "size=32m"); err != nil {
-		t.Skipf("mounting a tmpfs for the data directory is not possible here (%v): a full volume cannot be made without it", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(data, 0); err != nil {
-			t.Errorf("unmounting %s: %v", data, err)
-		}
-	})
+	data := rig.SmallFilesystem(t, "32m")
 
 	c := newCluster(t)
 	ns := c.env.Namespace(t)
@@ -48,20 +36,7 @@ func TestFullVolumeIsReported(t *testing.T) {
 	c.waitReady(t, knative(objs))
 
 	filler := filepath.Join(data, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	f.Close()
+	rig.Fill(t, filler)
 	// The store notices when a write fails: send events until one does.
 	broker := rt.URL + "/brokers/" + ns + "/default"
 	rig.Poll(t, t.Context(), time.Minute, func() error {

@@ -1,58 +1,17 @@
 package faults
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/knc-dev/knc/test/rig"
 )
-
-// smallFilesystem mounts a tmpfs of size bytes at a fresh directory and
-// unmounts it at the end of the test, after everything registered later
-// (the runtime using it) has stopped.
-func smallFilesystem(t *testing.T, size string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("mounting a %s tmpfs for the data directory is not possible here (%v): a full disk cannot be made without it", size, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fill writes a file at path until the filesystem refuses more.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("filling the disk: %v", err)
-			}
-			return
-		}
-	}
-}
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -71,7 +30,7 @@ func get(t *testing.T, url string) (int, string) {
 // is freed, the runtime must take events again by itself, without a
 // restart, and every event answered 202 must be delivered.
 func TestDiskFullRecovers(t *testing.T) {
-	data := smallFilesystem(t, "32m")
+	data := rig.SmallFilesystem(t, "32m")
 	sub := rig.NewSubscriber(t)
 	k := rig.NewKnc(t, kncBinary, rig.Table(rig.Broker("b",
 		rig.Trigger("t", sub.URL(), rig.Retrying(100, 50*time.Millisecond, time.Second, "")))))
@@ -85,7 +44,7 @@ func TestDiskFullRecovers(t *testing.T) {
 	for round := range 2 {
 		filler := filepath.Join(data, "filler")
 		refused := l.Codes()[http.StatusServiceUnavailable]
-		fill(t, filler)
+		rig.Fill(t, filler)
 		rig.Eventually(t, 30*time.Second, "the ingress to refuse events on a full disk", func() bool {
 			return l.Codes()[http.StatusServiceUnavailable] >= refused+20
 		})
