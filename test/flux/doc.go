@@ -11,11 +11,9 @@
 // with admin rights, as kustomize-controller does under the cluster-admin
 // binding a Flux install gives it.
 //
-// Flux's controllers themselves are not run: source-controller and
-// kustomize-controller v1.10 import modules (github.com/fluxcd/pkg/spiffe,
-// masktoken, apis/crypto, http/fetch) that the Go module proxy the project
-// builds from does not serve, so they cannot be built from it. What a user
-// sees in a Kustomization's status comes from the library this package runs.
+// Flux's controllers themselves are not run; what a user sees in a
+// Kustomization's status comes from the libraries this package runs, which
+// are the ones kustomize-controller reconciles with.
 //
 // `knc runtime` runs as a local process with a token of the ServiceAccount
 // the output declares. There is no kubelet or controller manager, and the
