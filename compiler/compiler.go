@@ -211,8 +211,14 @@ func Load(opts Options) (*Result, error) {
 			named[sub] = true
 		}
 	}
+	// kustomize refuses a cycle of includes; knc says so, and does not
+	// build what reaches one, so their files are neither built nor
+	// passed over as if something had built them.
+	cycleDiags, blocked := cycles(in.Kustomizations, dir)
+	var diags diag.List
+	diags = append(diags, cycleDiags...)
 	for _, k := range in.Kustomizations {
-		if named[absPath(k)] {
+		if named[absPath(k)] || blocked[absPath(k)] {
 			continue
 		}
 		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits, InputBudget: budget})
@@ -234,7 +240,6 @@ func Load(opts Options) (*Result, error) {
 			}
 		}
 	}
-	var diags diag.List
 	var units []*Unit
 	var kustDirs []string
 	for _, k := range in.Kustomizations {
@@ -245,6 +250,9 @@ func Load(opts Options) (*Result, error) {
 		explicit[absPath(p)] = true
 	}
 	var plain []string
+	// notIncluded are files in a kustomization's directory that it does
+	// not include, by that kustomization.
+	notIncluded := map[string]string{}
 	for _, f := range in.Files {
 		af := absPath(f)
 		if included[af] {
@@ -252,12 +260,22 @@ func Load(opts Options) (*Result, error) {
 		}
 		if !explicit[af] {
 			if k := below(af, kustDirs); k != "" {
-				res.Skipped = append(res.Skipped, load.Skipped{Path: diag.RelPath(dir, af), Reason: "in the directory of kustomization " + diag.RelPath(dir, k) + ", which does not include it"})
+				if blocked[k] {
+					res.Skipped = append(res.Skipped, load.Skipped{Path: diag.RelPath(dir, af), Reason: "in the directory of kustomization " + diag.RelPath(dir, k) + ", which is part of or includes a kustomization cycle"})
+					continue
+				}
+				notIncluded[f] = k
 				continue
 			}
 		}
 		plain = append(plain, f)
 	}
+	skippedDiags, skipped, err := passedOver(notIncluded, dir, opts.CUELimits, budget)
+	if err != nil {
+		return nil, err
+	}
+	diags = append(diags, skippedDiags...)
+	res.Skipped = append(res.Skipped, skipped...)
 	var loaded *load.Loaded
 	if len(plain) > 0 || stdin {
 		var err error
