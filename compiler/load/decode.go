@@ -107,9 +107,17 @@ func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
 			d.errorf(n, path, "%v", err)
 			return
 		}
-		if x != nil {
-			v.Set(reflect.ValueOf(x))
+		if x == nil {
+			return
 		}
+		xv := reflect.ValueOf(x)
+		if !xv.Type().AssignableTo(v.Type()) {
+			// An open field typed as a map takes any object, but only
+			// an object: the CRD's schema types it so.
+			d.errorf(n, path, "must be an object, not a %s", kindName(n.kind()))
+			return
+		}
+		v.Set(xv)
 		return
 	}
 	if n.kind() == yaml.ScalarNode && n.tag() == "!!null" {
