@@ -91,14 +91,14 @@ test-short:
 
 # golden rewrites the golden files and the testscript expectations: every
 # test that reads KNC_UPDATE.
-GOLDEN_PKGS := ./golden/... ./internal/cli/... ./compiler/graph/... ./compiler/diff/...
+GOLDEN_PKGS := ./golden/... ./cmd/knc/cli/... ./compiler/graph/... ./compiler/diff/...
 golden:
 	KNC_UPDATE=1 $(GO) test -count=1 $(GOLDEN_PKGS)
 
 # golden-check regenerates the golden files and fails when that changes or
 # adds a file: a golden file out of date with the code, or edited by hand.
 golden-check: golden
-	@out=$$(git status --porcelain --untracked-files=all -- golden internal/cli compiler); \
+	@out=$$(git status --porcelain --untracked-files=all -- golden cmd/knc/cli compiler); \
 		if [ -n "$$out" ]; then echo "make golden changed these files; review and commit them:"; echo "$$out"; git --no-pager diff --stat; exit 1; fi
 
 # bench runs the Go benchmarks, the runtime benchmarks (bench-runtime),
@@ -133,7 +133,7 @@ run: build
 FUZZTIME ?= 30s
 # Every func Fuzz of the tree is listed; `grep -rn '^func Fuzz' --include=*_test.go .`
 # finds them.
-FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./runtime/cehttp:FuzzNATSRoundTrip ./runtime/cesql:FuzzParse ./compiler:FuzzLoad ./compiler/render:FuzzEncodeYAMLString ./compiler/render:FuzzBuild ./compiler/render:FuzzEncodedStringsSurviveEveryReader ./runtime/routing:FuzzDecode ./runtime/router:FuzzMatch
+FUZZ_TARGETS := ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./runtime/cehttp:FuzzNATSRoundTrip ./runtime/cesql:FuzzParse ./compiler:FuzzLoad ./compiler/render:FuzzEncodeYAMLString ./compiler/render:FuzzBuild ./compiler/render:FuzzEncodedStringsSurviveEveryReader ./internal/routing:FuzzDecode ./runtime/router:FuzzMatch
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

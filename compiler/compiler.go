@@ -4,7 +4,7 @@
 // own way.
 //
 // The compiler must not import the runtime's engine; the routing table
-// (runtime/routing) is the one contract between the two.
+// (internal/routing) is the one contract between the two.
 package compiler
 
 import (

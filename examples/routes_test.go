@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/cmd/knc/routetest"
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/policy"
 	"github.com/knc-dev/knc/compiler/routes"
-	"github.com/knc-dev/knc/internal/routetest"
 )
 
 // TestRouteTestsPass runs every example's route test files, as knc test

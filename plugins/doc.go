@@ -21,5 +21,5 @@
 // internal/knative) but not those under compiler/internal.
 //
 // This package must not import the runtime's engine or client-go; the
-// routing table (runtime/routing) is the only runtime package it uses.
+// routing table (internal/routing) is the only runtime package it uses.
 package plugins

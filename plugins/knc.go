@@ -22,7 +22,7 @@ import (
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/knative"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Names of the runtime's objects in each namespace it serves.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Object is a Kubernetes object as generic JSON: maps, slices, strings,

@@ -14,8 +14,8 @@ import (
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/plugins"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestKncClaimsWhatTheRoutesServe checks that knc's plugin renders a

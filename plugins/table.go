@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/knc-dev/knc/internal/parallel"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // EncodeTable encodes a table exactly as routing.Encode does, indented for

@@ -9,7 +9,7 @@ import (
 	// built in.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
-	"github.com/knc-dev/knc/internal/cli"
+	"github.com/knc-dev/knc/cmd/knc/cli"
 )
 
 func main() { os.Exit(cli.Main()) }

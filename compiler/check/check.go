@@ -8,7 +8,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/parallel"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Check validates docs and returns the model. The set is returned even when

@@ -10,8 +10,8 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Side is a project at one revision: its checked set, its config and the

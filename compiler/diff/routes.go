@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // compareRoutes lists the routes of each revision and reports those only

@@ -2,8 +2,8 @@ package graph
 
 import (
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TriggerFilter writes the filter a Trigger applies as one expression (see

@@ -4,8 +4,8 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Build draws the topology of a checked set. The table, compiled from the

@@ -59,9 +59,9 @@ func TestBuildMatchesFlux(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirs := []string{
-		"../../internal/cli/testdata/gitops/apps/production",
-		"../../internal/cli/testdata/gitops/apps/staging",
-		"../../internal/cli/testdata/gitops/clusters/production",
+		"../../cmd/knc/cli/testdata/gitops/apps/production",
+		"../../cmd/knc/cli/testdata/gitops/apps/staging",
+		"../../cmd/knc/cli/testdata/gitops/clusters/production",
 		"../../internal/kubetest/testdata/kustomization",
 		filepath.Join(tmp, "labels"),
 		filepath.Join(tmp, "schema"),

@@ -115,8 +115,8 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // the project's fixtures both ways: the GitOps repository, the kustomize
 // fixture of the cluster tests, and those of the CLI's scripts.
 func TestFastRendererMatchesKrustyOnFixtures(t *testing.T) {
-	roots := []string{"../../internal/cli/testdata/gitops", "../../internal/kubetest/testdata"}
-	scripts, err := filepath.Glob("../../internal/cli/testdata/script/*.txtar")
+	roots := []string{"../../cmd/knc/cli/testdata/gitops", "../../internal/kubetest/testdata"}
+	scripts, err := filepath.Glob("../../cmd/knc/cli/testdata/script/*.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}

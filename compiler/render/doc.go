@@ -11,5 +11,5 @@
 // read well in review.
 //
 // This package must not import client-go or the runtime's engine; the
-// routing table (runtime/routing) is the only runtime package it uses.
+// routing table (internal/routing) is the only runtime package it uses.
 package render

@@ -20,9 +20,9 @@ import (
 	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/parallel"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/version"
 	"github.com/knc-dev/knc/plugins"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Options configure Render.

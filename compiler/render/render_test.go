@@ -18,7 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/render"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // writeTree writes files (slash paths) under dir.

@@ -10,7 +10,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/knative"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // IngressService is the Service in front of the runtime in each namespace

@@ -10,7 +10,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/routes"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 func compile(t *testing.T, files map[string]string) *routing.Table {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // DescribeFilter writes the filter a Trigger applies as one CloudEvents

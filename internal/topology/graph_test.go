@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // ids lists a graph's nodes by namespace, in the order they are drawn.

@@ -10,7 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // rewindBody is a request body that can be read again without allocating.

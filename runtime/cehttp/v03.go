@@ -11,7 +11,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // CloudEvents 0.3 takes the SDK's path: its attributes differ from 1.0

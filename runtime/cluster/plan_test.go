@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/resolve"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
 

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/resolve"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // DefaultClusterDomain is the DNS domain of a cluster's Services.

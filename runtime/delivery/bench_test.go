@@ -12,7 +12,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // BenchmarkAttempt measures one delivery of a 1 KiB event to a subscriber

@@ -16,8 +16,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/cehttp"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Defaults of a Sender.

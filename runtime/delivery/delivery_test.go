@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/cehttp"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 func testEvent(t *testing.T) *event.Event {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // outcomes are the accounting counters of one target.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/internal/procstat"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // postLoop posts b.N binary-mode events to url from parallel clients and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // TestCorruptBlocksAreCounted stores events that cannot be delivered yet,

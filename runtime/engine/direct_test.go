@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/pipeline"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestSlowSubscriberDoesNotHoldBackOthers: a subscriber that takes every

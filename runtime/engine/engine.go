@@ -14,13 +14,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/resolve"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // recorder is a subscriber that records what it receives.

@@ -10,11 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
 	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/resolve"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
 

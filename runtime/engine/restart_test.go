@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // TestRetryCountSurvivesRestart checks that the attempts made before a

@@ -23,8 +23,8 @@ import (
 
 	"github.com/knc-dev/knc/internal/loadgen"
 	"github.com/knc-dev/knc/internal/procstat"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/delivery"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
 	"github.com/knc-dev/knc/runtime/tracing/otlptest"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/pipeline"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestShardedIngress sends events at once to a Broker with four ingress

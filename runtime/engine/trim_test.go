@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/pipeline"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestIngressStreamIsTrimmed checks that routed events leave the ingress

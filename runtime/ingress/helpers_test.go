@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/engine"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // The ingress is tested through a whole runtime: a real embedded NATS

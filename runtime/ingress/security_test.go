@@ -21,9 +21,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key,

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // TestStartingAnswers503 sends an event to a Broker's path before the

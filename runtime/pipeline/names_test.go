@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 func TestToken(t *testing.T) {

@@ -12,12 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/router"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
 

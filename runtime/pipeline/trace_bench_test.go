@@ -9,9 +9,9 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
 

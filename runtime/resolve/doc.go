@@ -13,7 +13,7 @@
 // the engine (which holds back deliveries to unresolved destinations) and
 // package status (which reports them in conditions).
 //
-// This package imports only the standard library and runtime/routing. It must
+// This package imports only the standard library and internal/routing. It must
 // not import cuelang.org/go, sigs.k8s.io/kustomize or anything under
 // github.com/knc-dev/knc/compiler.
 package resolve

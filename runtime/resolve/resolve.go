@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/knc-dev/knc/internal/knative"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Resolver returns the URL a Destination delivers to. A Destination whose

@@ -14,7 +14,7 @@
 // spec.filters (exact, prefix, suffix, all, any, not, cesql; all must pass;
 // a CESQL evaluation error is no match).
 //
-// This package is part of the runtime. It may import runtime/routing,
+// This package is part of the runtime. It may import internal/routing,
 // runtime/cesql and the CloudEvents SDK; it must not import cuelang.org/go,
 // sigs.k8s.io/kustomize or anything under github.com/knc-dev/knc/compiler.
 // It never logs: Compile returns errors and Explain returns reasons.

@@ -9,7 +9,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // newEvent builds a 1.0 event of type typ from source src, with the given

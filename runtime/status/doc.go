@@ -15,6 +15,6 @@
 // and severity is omitted for errors.
 //
 // This package imports only the standard library, internal/knative,
-// runtime/routing and runtime/resolve. It must not import cuelang.org/go, sigs.k8s.io/kustomize
+// internal/routing and runtime/resolve. It must not import cuelang.org/go, sigs.k8s.io/kustomize
 // or anything under github.com/knc-dev/knc/compiler, and it never logs.
 package status

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/internal/knative"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/resolve"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Condition types.

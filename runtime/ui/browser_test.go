@@ -19,8 +19,8 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/browsertest"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // browser starts a headless Chromium with a fresh profile, and nothing it

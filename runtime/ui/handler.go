@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/knc-dev/knc/internal/redact"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
 

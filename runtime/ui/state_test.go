@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // Node is one Broker, Channel, Trigger or Subscription of the page.

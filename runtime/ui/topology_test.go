@@ -13,8 +13,8 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // exampleTable compiles an example of the repository into its routing

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/test/rig"
 )
 

@@ -4,7 +4,7 @@
 // over HTTP and watches what real HTTP subscribers receive, /status and
 // /metrics report, and what survives SIGTERM and SIGKILL.
 //
-// It imports runtime/routing only to write the routing tables it serves; it
+// It imports internal/routing only to write the routing tables it serves; it
 // must not import the engine, the compiler, cuelang.org/go or
 // sigs.k8s.io/kustomize.
 package e2e

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/test/rig"
 )
 

@@ -3,7 +3,7 @@ package rig
 import (
 	"time"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Namespace is where the rig's Brokers and Triggers live.

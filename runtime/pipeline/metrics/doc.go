@@ -6,5 +6,5 @@
 // plan, so that the hot path does no label lookups.
 //
 // This package must not import the other runtime packages but
-// runtime/routing.
+// internal/routing.
 package metrics

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/internal/cuelimit"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // A reload whose CUE evaluation goes over its limits ends the runtime: the

@@ -16,7 +16,7 @@ import (
 )
 
 // hooksFile is the repository's pre-commit hook manifest.
-const hooksFile = "../../.pre-commit-hooks.yaml"
+const hooksFile = "../../../.pre-commit-hooks.yaml"
 
 // preCommitHook is an entry of .pre-commit-hooks.yaml: the fields with
 // which pre-commit decides whether to run a hook and what to run
@@ -217,7 +217,7 @@ func TestPreCommitInstall(t *testing.T) {
 	})
 	env = append(env, "GOPATH="+gopath, "GOMODCACHE="+caches["GOMODCACHE"], "GOCACHE="+caches["GOCACHE"])
 	install := exec.Command(goTool, "install", "./...")
-	install.Dir = "../.."
+	install.Dir = "../../.."
 	install.Env = env
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install ./...: %v\n%s", err, out)

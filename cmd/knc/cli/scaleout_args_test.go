@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/plugins"
 	"github.com/knc-dev/knc/runtime/engine"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/ui"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/router"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // MaxHops bounds how often an event is forwarded or answered within one

@@ -26,9 +26,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 // syncBuffer is a bytes.Buffer that a running command and the test may

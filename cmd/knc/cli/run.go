@@ -18,9 +18,9 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/engine"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 type runFlags struct {

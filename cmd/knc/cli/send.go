@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/cehttp"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 type sendFlags struct {

@@ -19,12 +19,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
-	"github.com/knc-dev/knc/runtime/routing"
 	"github.com/knc-dev/knc/runtime/status"
 	"github.com/knc-dev/knc/runtime/tracing"
 	"github.com/knc-dev/knc/runtime/ui"

@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/cehttp"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 type displayFlags struct {

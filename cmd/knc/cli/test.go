@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/cmd/knc/routetest"
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/routes"
-	"github.com/knc-dev/knc/internal/routetest"
 	"github.com/knc-dev/knc/internal/safeio"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // Unit is the routing table of one deploy unit.

@@ -10,9 +10,9 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/runtime/router"
-	"github.com/knc-dev/knc/runtime/routing"
 )
 
 type routeFlags struct {

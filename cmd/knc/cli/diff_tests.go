@@ -6,9 +6,9 @@ import (
 	"io"
 	"slices"
 
+	"github.com/knc-dev/knc/cmd/knc/routetest"
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diff"
-	"github.com/knc-dev/knc/internal/routetest"
 )
 
 // testFlips runs the route test cases of the working tree against both

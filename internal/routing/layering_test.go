@@ -44,7 +44,7 @@ func TestRuntimeImportsNoCompiler(t *testing.T) {
 			if strings.HasPrefix(d, module+"/compiler/") {
 				t.Errorf("%s depends on %s: the runtime may know the compiler only by the routing table", pkg, d)
 			}
-			if pkg == module+"/internal/topology" && strings.HasPrefix(d, module+"/runtime/") && d != module+"/runtime/routing" {
+			if pkg == module+"/internal/topology" && strings.HasPrefix(d, module+"/runtime/") && d != module+"/internal/routing" {
 				t.Errorf("%s depends on %s: the drawing may know the runtime only by the routing table", pkg, d)
 			}
 		}
@@ -54,7 +54,7 @@ func TestRuntimeImportsNoCompiler(t *testing.T) {
 // TestRoutingIsALeaf checks that this package imports only the standard
 // library, so that the compiler and the runtime can both depend on it.
 func TestRoutingIsALeaf(t *testing.T) {
-	for pkg, ds := range deps(t, module+"/runtime/routing") {
+	for pkg, ds := range deps(t, module+"/internal/routing") {
 		for _, d := range ds {
 			if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
 				t.Errorf("%s depends on %s, outside the standard library", pkg, d)

@@ -16,7 +16,7 @@ import (
 func quickstart(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	dir := filepath.Join("..", "..", "examples", "quickstart")
+	dir := filepath.Join("..", "..", "..", "examples", "quickstart")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

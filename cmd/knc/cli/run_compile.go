@@ -11,7 +11,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
-	"github.com/knc-dev/knc/runtime/routing"
+	"github.com/knc-dev/knc/internal/routing"
 )
 
 // addressFlags send events for objects of the cluster, such as the v1

@@ -13,7 +13,7 @@ import (
 )
 
 // actionFile is the repository's GitHub Action.
-const actionFile = "../../action.yml"
+const actionFile = "../../../action.yml"
 
 type actionStep struct {
 	Name             string            `yaml:"name"`
