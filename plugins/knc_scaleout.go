@@ -52,7 +52,7 @@ func (p *kncPlugin) workload(ns string, set runtimeSettings, routesName, jetstre
 		return []any{externalNATS(d, set)}
 	case set.clustered():
 		if clusterDomain == "" {
-			clusterDomain = project.DefaultClusterDomain
+			clusterDomain = project.Default().ClusterDomain
 		}
 		return clusterObjects(ns, d, set, clusterDomain)
 	}

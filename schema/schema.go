@@ -15,6 +15,9 @@ import (
 //go:embed *.cue
 var files embed.FS
 
+// ConfigFile is the file of #Config, the schema of knc.yaml.
+const ConfigFile = "config.cue"
+
 // Kinds maps a Knative kind to its definition.
 var Kinds = map[string]string{
 	"Broker":       "#Broker",

@@ -11,6 +11,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/project"
 )
 
 // TestKnativeAdmissionCorpus holds knc's verdict on every case of
@@ -74,7 +75,7 @@ func runCorpus(t *testing.T, dir string) {
 // caseHeader reads "# knative: admit|refuse" and an optional
 // "# features: name=enabled,name=disabled" from the top of a case.
 func caseHeader(t *testing.T, archive string, f txtar.File) (string, model.Features) {
-	features := model.DefaultFeatures()
+	features := project.Default().EnabledFeatures()
 	want := ""
 	for _, line := range strings.Split(string(f.Data), "\n") {
 		rest, ok := strings.CutPrefix(line, "# ")

@@ -304,3 +304,7 @@ func hintQuote(n node) string {
 	}
 	return ""
 }
+
+// SuggestField names, for a field name no schema knows, the closest known
+// field, or lists them all, as the decoder does for an unknown field.
+func SuggestField(name string, known []string) string { return suggest(name, known) }

@@ -1,7 +1,8 @@
 package model
 
 // Feature names, as in Knative's config-features ConfigMap. Only the flags
-// that change what Knative's admission accepts for the four kinds are here.
+// that change what Knative's admission accepts for the four kinds are here;
+// #Features in schema/config.cue lists them all, with their defaults.
 const (
 	// FeatureNewTriggerFilters gates spec.filters. Knative made the field
 	// GA and dropped the flag; disabling it describes an older cluster.
@@ -29,18 +30,6 @@ var FeatureNames = []string{
 
 // Features says which optional API fields a cluster accepts.
 type Features map[string]bool
-
-// DefaultFeatures are what Knative's config/core/configmaps/features.yaml
-// enables by default.
-func DefaultFeatures() Features {
-	return Features{
-		FeatureNewTriggerFilters:        true,
-		FeatureDeliveryTimeout:          true,
-		FeatureDeliveryRetryAfter:       false,
-		FeatureCrossNamespaceEventLinks: false,
-		FeatureKReferenceGroup:          false,
-	}
-}
 
 // AllFeatures enables every feature.
 func AllFeatures() Features {
