@@ -23,6 +23,7 @@ import (
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/internal/runtimeconfig"
 )
 
 // Names of the runtime's objects in each namespace it serves.
@@ -193,8 +194,8 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 		}
 		s.tracingData, s.tracingArgs = tracingConfig(r.Tracing)
 		if r.UI != nil && r.UI.RecentEvents != nil && *r.UI.RecentEvents > 0 {
-			s.uiData = map[string]string{"KNC_UI_RECENT_EVENTS": strconv.FormatInt(*r.UI.RecentEvents, 10)}
-			s.uiArgs = []string{"--ui-recent-events", "$(KNC_UI_RECENT_EVENTS)"}
+			s.uiData = map[string]string{runtimeconfig.Key("ui-recent-events"): strconv.FormatInt(*r.UI.RecentEvents, 10)}
+			s.uiArgs = []string{"--ui-recent-events", runtimeconfig.Ref("ui-recent-events")}
 		}
 		if r.Metrics != nil && r.Metrics.ServiceMonitor != nil && r.Metrics.ServiceMonitor.Enabled {
 			s.serviceMonitor = r.Metrics.ServiceMonitor
@@ -265,11 +266,12 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 	jetstream := map[string]string{
 		// Flags of knc runtime, read through $(VAR) in the container's
 		// args: a key here that no argument names never reaches it.
-		"KNC_MAX_BODY_BYTES":  strconv.FormatInt(set.maxEventBytes, 10),
-		"KNC_MAX_STORE_BYTES": strconv.FormatInt(set.maxStoreBytes, 10),
-		"KNC_DURABILITY":      set.durability,
-		"KNC_STREAM_REPLICAS": strconv.Itoa(set.streamReplicas),
-		"KNC_TTL":             strconv.FormatInt(set.ttl, 10),
+		runtimeconfig.Key("max-body-bytes"):  strconv.FormatInt(set.maxEventBytes, 10),
+		runtimeconfig.Key("max-store-bytes"): strconv.FormatInt(set.maxStoreBytes, 10),
+		runtimeconfig.Key("durability"):      set.durability,
+		runtimeconfig.Key("stream-replicas"): strconv.Itoa(set.streamReplicas),
+		runtimeconfig.Key("ttl"):             strconv.FormatInt(set.ttl, 10),
+		runtimeconfig.Key("cluster-domain"):  req.Config.ClusterDomain,
 	}
 	maps.Copy(jetstream, set.tracingData)
 	maps.Copy(jetstream, set.uiData)
@@ -371,11 +373,12 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 							"--data-dir", DataDir,
 							"--http-addr", ":" + strconv.Itoa(HTTPPort),
 							"--admin-addr", ":" + strconv.Itoa(AdminPort),
-							"--max-body-bytes", "$(KNC_MAX_BODY_BYTES)",
-							"--max-store-bytes", "$(KNC_MAX_STORE_BYTES)",
-							"--durability", "$(KNC_DURABILITY)",
-							"--ttl", "$(KNC_TTL)",
-							"--stream-replicas", "$(KNC_STREAM_REPLICAS)",
+							"--max-body-bytes", runtimeconfig.Ref("max-body-bytes"),
+							"--max-store-bytes", runtimeconfig.Ref("max-store-bytes"),
+							"--durability", runtimeconfig.Ref("durability"),
+							"--ttl", runtimeconfig.Ref("ttl"),
+							"--stream-replicas", runtimeconfig.Ref("stream-replicas"),
+							"--cluster-domain", runtimeconfig.Ref("cluster-domain"),
 							"--log-format", "json",
 						},
 						EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: jetstreamName}}}},

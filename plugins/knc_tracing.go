@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/runtimeconfig"
 )
 
 // tracingConfig turns runtime.tracing into entries of the runtime's
@@ -18,18 +19,18 @@ func tracingConfig(t *project.Tracing) (data map[string]string, args []string) {
 	if t == nil || t.Endpoint == "" {
 		return nil, nil
 	}
-	data = map[string]string{"KNC_TRACING_ENDPOINT": t.Endpoint}
-	args = []string{"--tracing-endpoint", "$(KNC_TRACING_ENDPOINT)"}
+	data = map[string]string{runtimeconfig.Key("tracing-endpoint"): t.Endpoint}
+	args = []string{"--tracing-endpoint", runtimeconfig.Ref("tracing-endpoint")}
 	if t.Protocol != "" {
-		data["KNC_TRACING_PROTOCOL"] = t.Protocol
-		args = append(args, "--tracing-protocol", "$(KNC_TRACING_PROTOCOL)")
+		data[runtimeconfig.Key("tracing-protocol")] = t.Protocol
+		args = append(args, "--tracing-protocol", runtimeconfig.Ref("tracing-protocol"))
 	}
 	if t.Insecure {
 		args = append(args, "--tracing-insecure")
 	}
 	if t.SamplingRatio != nil {
-		data["KNC_TRACING_SAMPLING_RATIO"] = strconv.FormatFloat(*t.SamplingRatio, 'g', -1, 64)
-		args = append(args, "--tracing-sampling-ratio", "$(KNC_TRACING_SAMPLING_RATIO)")
+		data[runtimeconfig.Key("tracing-sampling-ratio")] = strconv.FormatFloat(*t.SamplingRatio, 'g', -1, 64)
+		args = append(args, "--tracing-sampling-ratio", runtimeconfig.Ref("tracing-sampling-ratio"))
 	}
 	if len(t.Headers) > 0 {
 		// --tracing-header reads NAME=VALUE pairs as one CSV record.
@@ -37,8 +38,8 @@ func tracingConfig(t *project.Tracing) (data map[string]string, args []string) {
 		for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
 			pairs = append(pairs, csvField(name+"="+t.Headers[name]))
 		}
-		data["KNC_TRACING_HEADERS"] = strings.Join(pairs, ",")
-		args = append(args, "--tracing-header", "$(KNC_TRACING_HEADERS)")
+		data[runtimeconfig.Key("tracing-header")] = strings.Join(pairs, ",")
+		args = append(args, "--tracing-header", runtimeconfig.Ref("tracing-header"))
 	}
 	return data, args
 }

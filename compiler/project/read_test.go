@@ -13,6 +13,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/schema"
 )
 
@@ -205,4 +206,63 @@ func TestDefaultIsTheSchemas(t *testing.T) {
 	if diff := cmp.Diff(cfg, read); diff != "" {
 		t.Errorf("a knc.yaml that sets nothing reads as (-default +read):\n%s", diff)
 	}
+}
+
+// workloadFields of knc.yaml's runtime shape the objects knc build renders
+// (image, resources, volume, replicas, monitoring) rather than set a flag
+// of knc runtime; every other field of #RuntimeConfig must be the source
+// of a runtime setting.
+var workloadFields = []string{
+	"runtime.image", "runtime.memory.limit", "runtime.memory.request",
+	"runtime.metrics.serviceMonitor.enabled", "runtime.metrics.serviceMonitor.interval", "runtime.metrics.serviceMonitor.labels",
+}
+
+// TestRuntimeFieldsReachTheRuntime checks that each field of knc.yaml that
+// internal/runtimeconfig names exists in #Config, and that each field of
+// #Config's runtime is a runtime setting's source or shapes the workload:
+// a field added to the schema without either fails here, and
+// internal/runtimeconfig's own test then asks its setting for a flag and a
+// ConfigMap key.
+func TestRuntimeFieldsReachTheRuntime(t *testing.T) {
+	ctx := cuecontext.New()
+	v, err := schema.Compile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := v.LookupPath(cue.ParsePath("#Config"))
+	sources := map[string]bool{}
+	for _, f := range runtimeconfig.Fields {
+		if f.KncYAML == "" {
+			continue
+		}
+		sources[f.KncYAML] = true
+		field := def
+		for _, name := range strings.Split(f.KncYAML, ".") {
+			next := field.LookupPath(cue.MakePath(cue.Str(name).Optional()))
+			if !next.Exists() {
+				next = field.LookupPath(cue.MakePath(cue.Str(name)))
+			}
+			field = next
+		}
+		if !field.Exists() {
+			t.Errorf("--%s comes from knc.yaml's %s, which #Config does not have", f.Flag, f.KncYAML)
+		}
+	}
+	for _, w := range workloadFields {
+		sources[w] = true
+	}
+	var walk func(path string, v cue.Value)
+	walk = func(path string, v cue.Value) {
+		if sources[path] {
+			return
+		}
+		if v.IncompleteKind() != cue.StructKind || v.LookupPath(cue.MakePath(cue.AnyString)).Exists() {
+			t.Errorf("knc.yaml's %s reaches no setting of the runtime: name it as the KncYAML of a field of internal/runtimeconfig, or list it among the workload's fields", path)
+			return
+		}
+		for it, _ := v.Fields(cue.Optional(true)); it.Next(); {
+			walk(path+"."+it.Selector().Unquoted(), it.Value())
+		}
+	}
+	walk("runtime", def.LookupPath(cue.MakePath(cue.Str("runtime").Optional())))
 }

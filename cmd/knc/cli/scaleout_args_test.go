@@ -66,6 +66,7 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := project.Default()
 			cfg.Runtime = tt.runtime
+			cfg.ClusterDomain = "corp.example"
 			table := &routing.Table{APIVersion: routing.APIVersion, Kind: routing.Kind, Brokers: []routing.Broker{{
 				Source: routing.Source{Namespace: "shop", Name: "default"}, Path: routing.BrokerPath("shop", "default"),
 			}}}
@@ -117,8 +118,14 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			if len(args) == 0 || args[0] != "runtime" {
 				t.Fatalf("args = %v, want knc runtime", args)
 			}
-			if err := newRuntimeCmd().ParseFlags(args[1:]); err != nil {
+			runtimeCmd := newRuntimeCmd()
+			if err := runtimeCmd.ParseFlags(args[1:]); err != nil {
 				t.Fatalf("knc runtime refuses the rendered arguments %v: %v", args, err)
+			}
+			// clusterDomain of knc.yaml completes the addresses of v1
+			// Services the cluster's runtime resolves.
+			if got, _ := runtimeCmd.Flags().GetString("cluster-domain"); got != cfg.ClusterDomain || !runtimeCmd.Flags().Changed("cluster-domain") {
+				t.Errorf("--cluster-domain = %q, want knc.yaml's %q", got, cfg.ClusterDomain)
 			}
 			// The flags knc run and knc runtime share, read as knc runtime
 			// reads them.
