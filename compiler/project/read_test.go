@@ -266,3 +266,29 @@ func TestRuntimeFieldsReachTheRuntime(t *testing.T) {
 	}
 	walk("runtime", def.LookupPath(cue.MakePath(cue.Str("runtime").Optional())))
 }
+
+// TestFeatureDocsAreTheSchemas holds the table of docs/validation.md to
+// #Features: every flag, with its default.
+func TestFeatureDocsAreTheSchemas(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "validation.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		documented[strings.Trim(strings.TrimSpace(cells[1]), "`")] = strings.TrimSpace(cells[2])
+	}
+	defaults := project.Default().Features
+	for name, def := range defaults {
+		if got, ok := documented[name]; !ok || got != def {
+			t.Errorf("docs/validation.md gives feature %s the default %q, want the schema's %q", name, got, def)
+		}
+	}
+	if len(defaults) < 11 {
+		t.Errorf("the schema has %d features, want Knative's 10 eventing flags and new-trigger-filters", len(defaults))
+	}
+}
