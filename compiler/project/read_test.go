@@ -292,3 +292,28 @@ func TestFeatureDocsAreTheSchemas(t *testing.T) {
 		t.Errorf("the schema has %d features, want Knative's 10 eventing flags and new-trigger-filters", len(defaults))
 	}
 }
+
+// BenchmarkRead reads a knc.yaml that sets most fields, the schema being
+// compiled once beforehand.
+func BenchmarkRead(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "knc.yaml")
+	text := header + `defaultNamespace: shop
+exclude: [generated]
+features: {delivery-retryafter: enabled, transport-encryption: strict}
+external: [{apiVersion: v1, kind: Service, name: billing}]
+runtime:
+  ttl: 7
+  durability: fsync
+  tracing: {endpoint: "http://collector:4318", headers: {x-team: shop}}
+  metrics: {serviceMonitor: {enabled: true, interval: 30s, labels: {release: prom}}}
+`
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	project.Default()
+	for b.Loop() {
+		if _, diags, err := project.Read(file); err != nil || len(diags) > 0 {
+			b.Fatal(err, diags)
+		}
+	}
+}
