@@ -50,13 +50,14 @@ func (r *Revision) Close() error {
 }
 
 // manifestExts are what the loader reads when it walks a directory; only
-// these are read from git below a directory, which spares large unrelated
-// files in a monorepo.
+// these are read from git, which spares large unrelated files in a
+// monorepo.
 var manifestExts = []string{".yaml", ".yml", ".json", ".cue"}
 
-// LoadRevision loads the project opts describes as it is at rev: the same
-// paths, taken relative to the repository's root, read with git into a
-// temporary directory, and the knc.yaml of that revision. It works in any
+// LoadRevision loads the project opts describes as it is at rev: the
+// repository's tree at rev, read with git into a temporary directory, is
+// compiled from the same paths, taken relative to the repository's root,
+// with the knc.yaml of that revision. It works in any
 // work tree and in shallow clones, where a missing base commit is an error
 // that says how to fetch it. Paths that do not exist at rev hold nothing
 // there. Close the revision when done.
@@ -93,22 +94,10 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 			return nil, fmt.Errorf("comparing with %s: %w", rev, err)
 		}
 	}
-	wanted := slices.Clone(rels)
 	var relConfig string
 	if opts.ConfigFile != "" {
 		if rc, err := repo.Rel(abs(opts.ConfigFile)); err == nil {
 			relConfig = rc
-			wanted = append(wanted, rc)
-		}
-	} else {
-		// knc.yaml is looked up from the first path upwards to the root.
-		for d := rels[0]; ; d = path.Dir(d) {
-			for _, name := range project.FileNames {
-				wanted = append(wanted, path.Join(d, name))
-			}
-			if d == "." || d == "/" {
-				break
-			}
 		}
 	}
 
@@ -139,7 +128,15 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 		return slices.Contains(manifestExts, path.Ext(file)) || slices.Contains(project.FileNames, path.Base(file)) ||
 			slices.Contains(load.KustomizationFileNames, path.Base(file))
 	}
-	if _, err := repo.Extract(ctx, commit, gitrev.Select{Paths: wanted, Keep: keep}, tmp); err != nil {
+	// The whole tree, not only the paths named: an overlay includes
+	// ../base, a kustomization may include any directory of the
+	// repository, and knc.yaml is looked up above the paths. The paths
+	// named are taken whatever their extension, as in the work tree.
+	sel := gitrev.Select{Paths: append([]string{"."}, rels...), Keep: keep}
+	if relConfig != "" {
+		sel.Paths = append(sel.Paths, relConfig)
+	}
+	if _, err := repo.Extract(ctx, commit, sel, tmp); err != nil {
 		return fail(fmt.Errorf("reading %s: %w", rev, err))
 	}
 
