@@ -67,7 +67,7 @@ func buildExample(t *testing.T, name string) string {
 	if !res.Valid() {
 		t.Fatalf("%s is invalid:\n%v", name, res.Diagnostics)
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Root: filepath.Dir(res.Config.File)})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends, Root: filepath.Dir(res.Config.File)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/plugins"
 )
 
 const (
@@ -114,7 +115,7 @@ func runCase(t *testing.T, file string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, _, err := render.Render(res.Set, res.Config, render.Options{Root: in})
+		o, _, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends, Root: in})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func build(t *testing.T, dir string) map[string]string {
 	if !res.Valid() {
 		return report(res.Diagnostics)
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Root: dir})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends, Root: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

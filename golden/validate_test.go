@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // TestValidateAcceptsBuildOutput: knc validate accepts whatever knc build
@@ -52,7 +53,7 @@ func TestValidateAcceptsBuildOutput(t *testing.T) {
 			if !res.Valid() {
 				t.Skipf("%s is a case of invalid input", src)
 			}
-			out, diags, err := render.Render(res.Set, res.Config, render.Options{Root: in})
+			out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends, Root: in})
 			if err != nil {
 				t.Fatal(err)
 			}

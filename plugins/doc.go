@@ -12,9 +12,11 @@
 //     is passed through: emitted unchanged, with no backing resources, for
 //     the implementation installed in the cluster.
 //
-// It is a back end of the compiler: compiler/render calls it for the Broker
-// classes and Channel kinds it claims, and nothing in the runtime imports
-// it. It stays a top-level directory rather than compiler/plugins, to keep
+// It is a back end of the compiler: it implements compiler/backend's
+// Plugin, and a program hands Backends to compiler/render (as a driver is
+// handed to database/sql), which calls each plugin for the Broker classes
+// and Channel kinds it claims. The compiler never imports this package,
+// and nothing in the runtime does. It stays a top-level directory rather than compiler/plugins, to keep
 // the project's layout, in which plugins (docs/plugins.md) sit beside
 // compiler, runtime and schema. Being outside compiler/, it can use the
 // module's top-level internal packages (internal/parallel,

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/knc-dev/knc/compiler/backend"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
@@ -599,11 +600,9 @@ func merge(a, b map[string]string) map[string]string {
 	return out
 }
 
-// MaxTableBytes bounds the encoded routing table of one ConfigMap: the API
-// server refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the
-// object needs a little room. A namespace's table that takes more is split
-// across several ConfigMaps.
-const MaxTableBytes = 1<<20 - 4<<10
+// MaxTableBytes bounds the encoded routing table of one ConfigMap; see
+// backend.MaxTableBytes.
+const MaxTableBytes = backend.MaxTableBytes
 
 // TableDir is where the parts of a split routing table are mounted, all in
 // one directory; the runtime reads and merges them (routing.Read).

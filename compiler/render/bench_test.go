@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/benchcorpus"
 	"github.com/knc-dev/knc/internal/procstat"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // corpus writes a generated project of n Knative objects (about twenty
@@ -40,7 +41,7 @@ func loadCorpus(b *testing.B, dir string) *compiler.Result {
 
 func renderOutput(b *testing.B, res *compiler.Result) *render.Output {
 	b.Helper()
-	o, diags, err := render.Render(res.Set, res.Config, render.Options{})
+	o, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // FuzzBuild asserts that validate implies build: a manifest that loads and
@@ -38,7 +39,7 @@ func FuzzBuild(f *testing.F) {
 		if !res.Valid() {
 			return
 		}
-		out, diags, err := render.Render(res.Set, res.Config, render.Options{})
+		out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends})
 		if err != nil {
 			t.Fatalf("validate passed, build failed: %v", err)
 		}

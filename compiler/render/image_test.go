@@ -10,6 +10,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/version"
+	"github.com/knc-dev/knc/plugins"
 )
 
 const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -60,7 +61,7 @@ func renderWith(t *testing.T, files map[string]string, opts render.Options) *ren
 // without warning, and labels what it generates with its version; the
 // repository's own objects keep their labels.
 func TestReleaseBuild(t *testing.T) {
-	out := renderWith(t, map[string]string{"knc.yaml": config, "m.yaml": project}, render.Options{Version: version.Info{Version: "v0.3.0", ImageDigest: digest}})
+	out := renderWith(t, map[string]string{"knc.yaml": config, "m.yaml": project}, render.Options{Backends: plugins.Backends, Version: version.Info{Version: "v0.3.0", ImageDigest: digest}})
 	if len(out.Warnings) > 0 {
 		t.Errorf("warnings: %v", out.Warnings)
 	}
@@ -87,14 +88,14 @@ func TestReleaseBuild(t *testing.T) {
 // unpinned image at runtime.image of knc.yaml, unless an image is given.
 func TestDevelopmentBuildWarns(t *testing.T) {
 	files := map[string]string{"knc.yaml": config, "m.yaml": project}
-	out := renderWith(t, files, render.Options{Version: version.Info{Version: version.Devel}})
+	out := renderWith(t, files, render.Options{Backends: plugins.Backends, Version: version.Info{Version: version.Devel}})
 	if len(out.Warnings) != 1 || out.Warnings[0].Severity != diag.Warning || out.Warnings[0].Path != "runtime.image" {
 		t.Fatalf("warnings: %v", out.Warnings)
 	}
 	if !strings.Contains(out.Warnings[0].Message, "ghcr.io/knc-dev/knc:latest") {
 		t.Errorf("warning %q does not name the image", out.Warnings[0].Message)
 	}
-	out = renderWith(t, files, render.Options{Version: version.Info{Version: version.Devel}, Image: "registry.example/knc:v1"})
+	out = renderWith(t, files, render.Options{Backends: plugins.Backends, Version: version.Info{Version: version.Devel}, Image: "registry.example/knc:v1"})
 	if diff := cmp.Diff(diag.List(nil), out.Warnings); diff != "" {
 		t.Errorf("warnings with an image given (-want +got):\n%s", diff)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knc-dev/knc/compiler/backend"
 	"github.com/knc-dev/knc/compiler/crd"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
@@ -22,7 +23,6 @@ import (
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/version"
-	"github.com/knc-dev/knc/plugins"
 )
 
 // Options configure Render.
@@ -40,6 +40,10 @@ type Options struct {
 	// and rendering each object it claims. The zero value is
 	// cuelimit.Default.
 	CUELimits cuelimit.Limits
+	// Backends are the plugins that render what backs Brokers and
+	// Channels (backend.Backends, in a program); required. The caller
+	// hands them in so that the compiler never imports its back ends.
+	Backends backend.Provider
 }
 
 // ImageRepository is where knc's runtime image is published.
@@ -97,26 +101,20 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 				"knc %s is not a release and has no runtime image of its own: the output runs %s, which changes with every release; set runtime.image in knc.yaml or pass --image", opts.Version.Version, image)
 		}
 	}
-	reg := plugins.NewRegistry(plugins.KncOptions{Image: image})
-	if opts.Root != "" {
-		ps, d, err := plugins.LoadCUE(opts.Root, opts.CUELimits)
-		if err != nil {
-			return nil, nil, err
-		}
-		diags = append(diags, d...)
-		for _, p := range ps {
-			if err := reg.Register(p); err != nil {
-				diags.Add(diag.Pos{File: path.Join(opts.Root, plugins.Dir, p.Name())}, "", "%v", err)
-			}
-		}
-		if len(diags) > 0 {
-			return nil, diags.Sorted(), nil
-		}
+	if opts.Backends == nil {
+		return nil, nil, errors.New("render: Options.Backends is nil: hand in the plugins (backend.Backends)")
+	}
+	reg, d, err := opts.Backends(backend.Build{Image: image, Root: opts.Root, CUELimits: opts.CUELimits})
+	if err != nil {
+		return nil, nil, err
+	}
+	if diags = append(diags, d...); len(diags) > 0 {
+		return nil, diags.Sorted(), nil
 	}
 	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}, versionLabel: opts.Version.Label()}
 	// The complete table is needed only at the end; encoding it takes long
 	// enough to be worth overlapping with the rest.
-	enc, err := plugins.NewTableEncoder(table)
+	enc, err := backend.NewTableEncoder(table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +157,7 @@ func (k objectKey) String() string {
 // placed is one object and the file it goes into.
 type placed struct {
 	file   string // slash path in the output
-	object plugins.Object
+	object backend.Object
 	// typed, when set instead of object, is a model value written as it
 	// is (see typed.go).
 	typed any
@@ -174,14 +172,14 @@ type renderer struct {
 	set      *model.Set
 	cfg      *project.Config
 	table    *routing.Table
-	registry *plugins.Registry
+	registry *backend.Registry
 	objects  []*placed
 	byKey    map[objectKey]*placed
 	diags    diag.List
-	tables   *plugins.TableEncoder
+	tables   *backend.TableEncoder
 	// claims collects the Brokers and Channels each plugin renders, by
 	// plugin and namespace.
-	claims map[claimKey]*plugins.Request
+	claims map[claimKey]*backend.Request
 	// versionLabel is the value of VersionLabel on knc's own objects, or
 	// "" for a development build.
 	versionLabel string
@@ -215,7 +213,7 @@ func (r *renderer) add(p *placed) {
 
 // setLabel sets a label on obj, which may share its labels with other
 // objects: they are copied first.
-func setLabel(obj plugins.Object, key, value string) {
+func setLabel(obj backend.Object, key, value string) {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
@@ -243,7 +241,7 @@ func describe(p *placed) string {
 	return "at " + p.source.String()
 }
 
-func keyOf(obj plugins.Object) objectKey {
+func keyOf(obj backend.Object) objectKey {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	md, _ := obj["metadata"].(map[string]any)
@@ -278,12 +276,12 @@ var kindFiles = map[string]string{
 func namespaceDir(ns string) string { return path.Join(NamespacesDir, ns) }
 
 func (r *renderer) entries() error {
-	r.claims = map[claimKey]*plugins.Request{}
+	r.claims = map[claimKey]*backend.Request{}
 	hashes := specHashes(r.table)
 	type converted struct {
-		obj    plugins.Object
+		obj    backend.Object
 		typed  any
-		plugin plugins.Plugin
+		plugin backend.Plugin
 		err    error
 	}
 	conv := make([]converted, len(r.set.Entries))
@@ -312,7 +310,7 @@ func (r *renderer) entries() error {
 			c.plugin = r.registry.ForBroker(o.Class())
 		case *model.Channel:
 			t := o.Spec.ChannelTemplate
-			c.plugin = r.registry.ForChannel(plugins.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
+			c.plugin = r.registry.ForChannel(backend.ChannelKind{APIVersion: t.APIVersion, Kind: t.Kind})
 		}
 		c.obj, c.err = normalise(e.Object, hashes[e.Key])
 	})
@@ -351,10 +349,10 @@ func (r *renderer) entries() error {
 		ck := claimKey{plugin: c.plugin.Name(), namespace: ns}
 		req := r.claims[ck]
 		if req == nil {
-			req = &plugins.Request{Namespace: ns, Config: r.cfg}
+			req = &backend.Request{Namespace: ns, Config: r.cfg}
 			r.claims[ck] = req
 		}
-		claimed := plugins.Claimed{Object: c.obj, Model: e.Object}
+		claimed := backend.Claimed{Object: c.obj, Model: e.Object}
 		if _, ok := e.Object.(*model.Broker); ok {
 			req.Brokers = append(req.Brokers, claimed)
 		} else {
@@ -388,7 +386,7 @@ func specHashes(t *routing.Table) map[model.Key]string {
 // normalise returns a Knative object as knc writes it: defaults filled in,
 // annotated with the hash of its spec, without status and the metadata the
 // API server owns.
-func normalise(o model.Object, hash string) (plugins.Object, error) {
+func normalise(o model.Object, hash string) (backend.Object, error) {
 	g, err := toGeneric(reflect.ValueOf(o))
 	if err != nil {
 		return nil, err
@@ -415,12 +413,12 @@ func (r *renderer) plugins() error {
 	keys := slices.SortedFunc(maps.Keys(r.claims), func(a, b claimKey) int {
 		return cmp.Or(cmp.Compare(a.plugin, b.plugin), cmp.Compare(a.namespace, b.namespace))
 	})
-	byName := map[string]plugins.Plugin{}
+	byName := map[string]backend.Plugin{}
 	for _, p := range r.registry.Plugins() {
 		byName[p.Name()] = p
 	}
 	type rendered struct {
-		objs []plugins.Object
+		objs []backend.Object
 		err  error
 	}
 	results := make([]rendered, len(keys))
@@ -627,14 +625,14 @@ func kustomization(resources []string) []byte {
 
 // toObject converts a typed value to generic JSON, dropping the null and
 // empty values typed structs always encode.
-func toObject(v any) (plugins.Object, error) {
+func toObject(v any) (backend.Object, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T: %w", v, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var obj plugins.Object
+	var obj backend.Object
 	if err := dec.Decode(&obj); err != nil {
 		return nil, fmt.Errorf("decoding %T: %w", v, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // writeTree writes files (slash paths) under dir.
@@ -49,7 +50,7 @@ func build(t *testing.T, dir string, paths ...string) (*render.Output, diag.List
 	if res.Config.File != "" {
 		root = filepath.Dir(res.Config.File)
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{Root: root})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func build(t *testing.T, r *project.Runtime) (string, []*unstructured.Unstructur
 	if r != nil {
 		res.Config.Runtime = r
 	}
-	out, diags, err := render.Render(res.Set, res.Config, render.Options{})
+	out, diags, err := render.Render(res.Set, res.Config, render.Options{Backends: plugins.Backends})
 	if err != nil || len(diags) > 0 {
 		t.Fatalf("the quickstart does not build: %v %v", err, diags)
 	}

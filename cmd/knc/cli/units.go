@@ -12,6 +12,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // plainUnitDir is the subdirectory of a build output that holds the build
@@ -116,8 +117,10 @@ func unitDir(u *compiler.Unit, args []string) (string, error) {
 // renderUnits builds each unit. With one unit its output is returned as
 // render.Render gives it; with several, the files of each are put under
 // its subdirectory, in one output written as a whole. Diagnostics and
-// warnings are relative to the current directory.
+// warnings are relative to the current directory. The back ends are knc's
+// plugins.
 func renderUnits(units []unitOutput, res *compiler.Result, opts render.Options) (*render.Output, diag.List, error) {
+	opts.Backends = plugins.Backends
 	wd, wdErr := os.Getwd()
 	relative := func(l diag.List) diag.List {
 		if wdErr == nil {

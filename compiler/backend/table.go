@@ -1,4 +1,4 @@
-package plugins
+package backend
 
 import (
 	"bytes"
@@ -8,6 +8,12 @@ import (
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/routing"
 )
+
+// MaxTableBytes bounds the encoded routing table of one ConfigMap: the API
+// server refuses a ConfigMap whose data exceeds 1 MiB, and the rest of the
+// object needs a little room. A namespace's table that takes more is split
+// across several ConfigMaps.
+const MaxTableBytes = 1<<20 - 4<<10
 
 // EncodeTable encodes a table exactly as routing.Encode does, indented for
 // readable diffs, unless that does not fit in a ConfigMap; then compactly,
