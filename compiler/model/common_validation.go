@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/knc-dev/knc/runtime/cesql"
+	"github.com/knc-dev/knc/internal/cesql"
 )
 
 // These mirror the definitions of the same names in schema/common.cue.

@@ -15,7 +15,7 @@
 // a CESQL evaluation error is no match).
 //
 // This package is part of the runtime. It may import internal/routing,
-// runtime/cesql and the CloudEvents SDK; it must not import cuelang.org/go,
+// internal/cesql and the CloudEvents SDK; it must not import cuelang.org/go,
 // sigs.k8s.io/kustomize or anything under github.com/knc-dev/knc/compiler.
 // It never logs: Compile returns errors and Explain returns reasons.
 package router

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/knc-dev/knc/internal/cesql"
 	"github.com/knc-dev/knc/internal/routing"
-	"github.com/knc-dev/knc/runtime/cesql"
 )
 
 type condKind uint8

@@ -8,8 +8,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 
+	"github.com/knc-dev/knc/internal/cesql"
 	"github.com/knc-dev/knc/internal/routing"
-	"github.com/knc-dev/knc/runtime/cesql"
 )
 
 // This file holds the reference evaluator the Matcher is checked against: a
