@@ -70,6 +70,8 @@ type Result struct {
 	// Diagnostics are sorted and de-duplicated; the project is valid when
 	// none of them is an error.
 	Diagnostics diag.List
+	// dir is the directory relative paths were taken from.
+	dir string
 }
 
 // Unit is a set of objects that is deployed together, and so checked
@@ -82,6 +84,11 @@ type Unit struct {
 	// paths: the plain files, or every file the kustomization includes.
 	Files []string
 	Set   *model.Set
+	// dir is the kustomization's directory, absolute, and patches the
+	// files its patches come from: what a later stage needs to say which
+	// overlay built an object.
+	dir     string
+	patches []string
 }
 
 // Name is how messages name the unit.
@@ -323,7 +330,7 @@ func Load(opts Options) (*Result, error) {
 		set, checkDiags := check.Check(r.Docs, res.Config)
 		name := diag.RelPath(dir, absPath(r.Dir))
 		diags = append(diags, inUnit(checkDiags, name, absPath(r.Dir), dir, r.Patches)...)
-		units = append(units, &Unit{Kustomization: name, Files: r.Read, Set: set})
+		units = append(units, &Unit{Kustomization: name, Files: r.Read, Set: set, dir: absPath(r.Dir), patches: r.Patches})
 	}
 	res.Units = units
 	res.Set = merge(units)
@@ -332,7 +339,8 @@ func Load(opts Options) (*Result, error) {
 		diags = append(diags, emptyPaths(paths, abs, dir, units)...)
 	}
 	slices.SortFunc(res.Skipped, func(a, b load.Skipped) int { return strings.Compare(a.Path, b.Path) })
-	res.Diagnostics = diags.Relative(dir).Sorted()
+	res.dir = dir
+	res.Diagnostics = oncePerSharedFile(diags).Relative(dir).Sorted()
 	return res, nil
 }
 

@@ -1,10 +1,11 @@
-package policy
+package policy_test
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/policy"
 	"github.com/knc-dev/knc/internal/benchcorpus"
 )
 
@@ -37,11 +38,11 @@ func BenchmarkValidate(b *testing.B) {
 				if n == 0 {
 					continue
 				}
-				files, err := Files(policies, []string{policies})
+				files, err := policy.Files(policies, []string{policies})
 				if err != nil {
 					b.Fatal(err)
 				}
-				set, diags, err := Load(files, DefaultLimits)
+				set, diags, err := policy.Load(files, policy.DefaultLimits)
 				if err != nil || len(diags) > 0 {
 					b.Fatalf("policies: %v %v", err, diags)
 				}
@@ -49,7 +50,7 @@ func BenchmarkValidate(b *testing.B) {
 					b.Fatalf("%d policies, want %d", len(set.Policies), n)
 				}
 				for _, u := range res.Units {
-					found, err := set.Check(u.Set.Entries, DefaultLimits)
+					found, err := set.Check(u.Set.Entries, policy.DefaultLimits)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -78,11 +79,11 @@ func BenchmarkCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := Files(policies, []string{policies})
+	files, err := policy.Files(policies, []string{policies})
 	if err != nil {
 		b.Fatal(err)
 	}
-	set, diags, err := Load(files, DefaultLimits)
+	set, diags, err := policy.Load(files, policy.DefaultLimits)
 	if err != nil || len(diags) > 0 {
 		b.Fatalf("policies: %v %v", err, diags)
 	}
@@ -90,7 +91,7 @@ func BenchmarkCheck(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for _, u := range res.Units {
-			if _, err := set.Check(u.Set.Entries, DefaultLimits); err != nil {
+			if _, err := set.Check(u.Set.Entries, policy.DefaultLimits); err != nil {
 				b.Fatal(err)
 			}
 		}

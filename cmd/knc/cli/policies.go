@@ -8,7 +8,6 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
-	"github.com/knc-dev/knc/compiler/policy"
 	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
@@ -40,7 +39,7 @@ func (f *policyFlags) exclude() []string {
 // directories given.
 func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string {
 	var dirs []string
-	own := filepath.Join(projectRoot(res, paths), policy.Dir)
+	own := filepath.Join(projectRoot(res, paths), compiler.PolicyDir)
 	if wd, err := os.Getwd(); err == nil {
 		own = diag.RelPath(wd, own)
 	}
@@ -50,34 +49,11 @@ func (f *policyFlags) policyDirs(res *compiler.Result, paths []string) []string 
 	return append(dirs, f.dirs...)
 }
 
-// check adds to res the violations of the policies, found in each deploy
-// unit on its own, compiling them and then checking each unit under
-// limits.
+// check runs the policies stage over res: the project's policies and
+// those of --policies, each deploy unit on its own, under limits.
 func (f *policyFlags) check(res *compiler.Result, paths []string, limits cuelimit.Limits) error {
-	files, err := policy.Files(projectRoot(res, paths), f.policyDirs(res, paths))
-	if err != nil {
-		return &exitError{code: exitTrouble, err: err}
+	if err := res.CheckPolicies(projectRoot(res, paths), f.policyDirs(res, paths), limits); err != nil {
+		return loadFailure(err)
 	}
-	if len(files) == 0 {
-		return nil
-	}
-	set, diags, err := policy.Load(files, limits)
-	if err != nil {
-		return &exitError{code: exitTrouble, err: err}
-	}
-	wd, _ := os.Getwd()
-	if len(diags) > 0 {
-		res.Diagnostics = append(res.Diagnostics, diags.Relative(wd)...).Sorted()
-		return nil
-	}
-	var found diag.List
-	for _, u := range res.Units {
-		d, err := set.Check(u.Set.Entries, limits)
-		if err != nil {
-			return &exitError{code: exitFailed, err: err}
-		}
-		found = append(found, d...)
-	}
-	res.Diagnostics = append(res.Diagnostics, found.Relative(wd)...).Sorted()
 	return nil
 }
