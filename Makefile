@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz reliability soak golden golden-check vet lint fmt-check tidy-check clean
+.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz fuzz-knative-filter reliability soak golden golden-check vet lint fmt-check tidy-check clean
 
 all: build
 
@@ -140,6 +140,19 @@ fuzz:
 		echo "== $$name in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+# fuzz-knative-filter compares runtime/router with Knative's own Broker
+# filter (kfilter, from the shared koracle tools: KNC_SHARED_DIR or ../shared)
+# on KNATIVE_FILTER_PAIRS generated Trigger/event pairs from seed
+# KNATIVE_FILTER_SEED, prints the disagreements by class with a minimal
+# reproducer of each, and writes every one under $(BIN)/knative-filter.
+KNATIVE_FILTER_PAIRS ?= 100000
+KNATIVE_FILTER_SEED ?= 1000000
+fuzz-knative-filter:
+	@rm -rf $(BIN)/knative-filter
+	KNC_KNATIVE_FILTER_PAIRS=$(KNATIVE_FILTER_PAIRS) KNC_KNATIVE_FILTER_SEED=$(KNATIVE_FILTER_SEED) \
+		KNC_KNATIVE_FILTER_OUT=$(BIN)/knative-filter \
+		$(GO) test -count=1 -v -timeout 60m -run '^TestKnativeFilter$$' ./runtime/router/
 
 # reliability runs the fault and scale-out tests (also part of `make test`)
 # and prints the figures each one logs: events sent, accepted, delivered,
