@@ -241,9 +241,16 @@ func validateStatus(errs *FieldErrors, path string, s *Status) {
 	}
 }
 
-// validateCESQL checks @knc(rule=cesql).
+// validateCESQL checks @knc(rule=cesql). Text the CESQL lexer cannot read
+// is a warning: Knative admits the expression and filters as if the text
+// were not there, and so does knc's runtime.
 func validateCESQL(errs *FieldErrors, path, expr string) {
-	if _, err := cesql.Parse(expr); err != nil {
+	x, err := cesql.Parse(expr)
+	if err != nil {
 		errs.Add(path, "%v", err)
+		return
+	}
+	for _, s := range x.Skipped() {
+		errs.Warn(path, "CESQL cannot read %q at %d:%d of %q and leaves it out; Knative admits the expression and filters as if %q were not there: remove it, or quote it in a string", s.Text, s.Line, s.Column, expr, s.Text)
 	}
 }

@@ -31,10 +31,9 @@ func TestParseRejectsInvalidExpressions(t *testing.T) {
 		{expr: "", line: 1, column: 1, message: "mismatched input end of expression"},
 		{expr: "type = 'a'\nAND", line: 2, column: 4, message: "mismatched input end of expression"},
 		{expr: "source LIKE 1", line: 1, column: 13, message: "expecting {string}"},
-		// The library's lexer drops characters it cannot tokenize (printing
-		// them to stderr) and would accept what is left.
-		{expr: "type = 'a' \u00a7", line: 1, column: 12, message: "token recognition error at: '\u00a7'"},
-		{expr: "type = 'a' # comment", line: 1, column: 12, message: "token recognition error at: '#'"},
+		// The lexer skips "#" and "$"; what is left is not an expression.
+		{expr: "type = 'a' # comment", line: 1, column: 14, message: "extraneous input 'comment'"},
+		{expr: "type = $", line: 1, column: 9, message: "mismatched input end of expression"},
 		// Out of the 32-bit range: the grammar accepts it, the library's
 		// tree builder does not, and says nothing about where.
 		{expr: "2147483648", message: "value out of range"},
@@ -68,18 +67,71 @@ func TestParseDoesNotPrint(t *testing.T) {
 	}
 	stderr := os.Stderr
 	os.Stderr = w
-	_, parseErr := Parse("type = 'a' \u00a7 \u00b6")
+	x, parseErr := Parse("type = 'a' \u00a7 \u00b6")
 	os.Stderr = stderr
 	w.Close()
 	printed, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if parseErr == nil {
-		t.Error("Parse accepted an expression with characters outside the grammar")
+	if parseErr != nil || len(x.Skipped()) != 2 {
+		t.Errorf("Parse = %v skipping %v; want the expression, skipping two characters", parseErr, x.Skipped())
 	}
 	if len(printed) != 0 {
 		t.Errorf("Parse printed to stderr: %q", printed)
+	}
+}
+
+// TestParseSkipsWhatTheLexerCannotRead checks that Parse, like the
+// CloudEvents SDK's parser Knative admits Triggers and filters events with,
+// parses an expression without the text its lexer cannot read, and says
+// where that text was.
+func TestParseSkipsWhatTheLexerCannotRead(t *testing.T) {
+	e := testEvent(t)
+	tests := []struct {
+		expr string
+		// without is expr without the skipped text: it must evaluate
+		// alike.
+		without string
+		skipped []SkippedText
+	}{
+		{expr: "type = 'com.example.order.created' $", without: "type = 'com.example.order.created'",
+			skipped: []SkippedText{{Line: 1, Column: 36, Text: "$"}}},
+		{expr: "type = 'x' OR region = 'eu';", without: "type = 'x' OR region = 'eu'",
+			skipped: []SkippedText{{Line: 1, Column: 28, Text: ";"}}},
+		{expr: "region = 'eu' &&", without: "region = 'eu'",
+			skipped: []SkippedText{{Line: 1, Column: 15, Text: "&"}, {Line: 1, Column: 16, Text: "&"}}},
+		// An identifier does not start with "_": the lexer skips it and
+		// reads the rest as the identifier.
+		{expr: "_region = 'eu'", without: "region = 'eu'",
+			skipped: []SkippedText{{Line: 1, Column: 1, Text: "_"}}},
+		// The skipped text splits what is around it into two tokens.
+		{expr: "sequence = 7\n#\nOR FALSE", without: "sequence = 7 OR FALSE",
+			skipped: []SkippedText{{Line: 2, Column: 1, Text: "#"}}},
+		{expr: "type = 'com.example.order.created'", without: "type = 'com.example.order.created'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			x, err := Parse(tt.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.skipped, x.Skipped()); diff != "" {
+				t.Errorf("Skipped (-want +got):\n%s", diff)
+			}
+			without, err := Parse(tt.without)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := x.Evaluate(e)
+			want, wantErr := without.Evaluate(e)
+			if diff := cmp.Diff([]any{want, wantErr == nil}, []any{got, gotErr == nil}); diff != "" {
+				t.Errorf("Evaluate differs from that of %q (-want +got):\n%s", tt.without, diff)
+			}
+			if !got {
+				t.Errorf("Evaluate = false, %v; the test event passes %q", gotErr, tt.without)
+			}
+		})
 	}
 }
 
