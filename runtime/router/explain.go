@@ -16,79 +16,106 @@ type Verdict struct {
 	Reason string
 }
 
-// explain evaluates c like passes does, and also says why. It is not on the
-// hot path and may allocate.
-func (c *condition) explain(v *eventView) (bool, string) {
+// explain evaluates c like evaluate does, and also says why. It is not on
+// the hot path and may allocate.
+func (c *condition) explain(v *eventView) (result, string) {
 	switch c.kind {
-	case condExact, condPrefix, condSuffix, condPresent:
+	case condExact, condPrefix, condSuffix, condLegacyExact, condLegacyAny:
 		return c.explainAttribute(v)
 	case condAll:
+		r := noFilter
 		reasons := make([]string, 0, len(c.children))
 		for i := range c.children {
-			ok, why := c.children[i].explain(v)
-			if !ok {
-				return false, why
+			var why string
+			r, why = c.children[i].explain(v)
+			if r == fail || r == abort {
+				return r, why
 			}
 			reasons = append(reasons, why)
 		}
 		if len(reasons) == 0 {
-			return true, c.label + ": all: no filters, passes"
+			return r, c.label + ": all: no filters, passes"
 		}
-		return true, strings.Join(reasons, "; ")
+		return r, strings.Join(reasons, "; ")
 	case condAny:
+		r := noFilter
 		reasons := make([]string, 0, len(c.children))
 		for i := range c.children {
-			ok, why := c.children[i].explain(v)
-			if ok {
-				return true, why
+			var why string
+			r, why = c.children[i].explain(v)
+			if r == pass || r == abort {
+				return r, why
 			}
 			reasons = append(reasons, why)
 		}
 		if len(reasons) == 0 {
-			return false, c.label + ": any: no filters, fails"
+			return r, c.label + ": any: no filters, passes"
 		}
-		return false, c.label + ": any: none passed: " + strings.Join(reasons, "; ")
+		if r == noFilter {
+			return r, c.label + ": any: none passed, the last has no filter, so it passes: " + strings.Join(reasons, "; ")
+		}
+		return r, c.label + ": any: none passed: " + strings.Join(reasons, "; ")
 	case condNot:
 		// The child's label ends in ".not", so its reason already reads as
 		// the negated fact: "filters[1].not: exact type: "a" == "a"" fails.
-		ok, why := c.children[0].explain(v)
-		return !ok, why
-	case condCESQL:
-		ok, err := c.expr.Evaluate(v.event)
-		if err != nil {
-			return false, fmt.Sprintf("%s: cesql %q: %v", c.label, c.expr.String(), err)
+		r, why := c.children[0].explain(v)
+		switch r {
+		case pass:
+			return fail, why
+		case fail:
+			return pass, why
 		}
-		return ok, fmt.Sprintf("%s: cesql %q: %t", c.label, c.expr.String(), ok)
+		return r, why
+	case condCESQL:
+		ok, err := c.expr.Evaluate(v.cesqlEvent())
+		if err != nil {
+			r := cesqlFailure(err)
+			if r == abort {
+				return r, fmt.Sprintf("%s: cesql %q: %v; Knative's filter stops on it, so the Trigger does not receive the event", c.label, c.expr.String(), err)
+			}
+			return r, fmt.Sprintf("%s: cesql %q: %v", c.label, c.expr.String(), err)
+		}
+		return resultOf(ok), fmt.Sprintf("%s: cesql %q: %t", c.label, c.expr.String(), ok)
+	case condNoFilter:
+		return noFilter, c.label + ": not of an empty filter: passes"
 	}
-	return false, c.label + ": unknown filter"
+	return fail, c.label + ": unknown filter"
 }
 
-func (c *condition) explainAttribute(v *eventView) (bool, string) {
-	dialect := map[condKind]string{condExact: "exact", condPrefix: "prefix", condSuffix: "suffix", condPresent: "present"}[c.kind]
-	if c.label == "attributes" {
-		dialect = "attribute"
-	}
+func (c *condition) explainAttribute(v *eventView) (result, string) {
+	dialect := map[condKind]string{condExact: "exact", condPrefix: "prefix", condSuffix: "suffix", condLegacyExact: "attribute", condLegacyAny: "attribute"}[c.kind]
 	head := fmt.Sprintf("%s: %s %s", c.label, dialect, c.attr.name)
-	got, ok := v.get(c.attr)
+	got, isString, ok := v.lookup(c.attr)
 	if !ok {
-		return false, head + ": missing"
+		return fail, head + ": missing"
 	}
 	switch c.kind {
 	case condExact:
 		if got == c.value {
-			return true, fmt.Sprintf("%s: %q == %q", head, got, c.value)
+			return pass, fmt.Sprintf("%s: %q == %q", head, got, c.value)
 		}
-		return false, fmt.Sprintf("%s: %q != %q", head, got, c.value)
+		return fail, fmt.Sprintf("%s: %q != %q", head, got, c.value)
+	case condLegacyExact:
+		if !isString {
+			return fail, fmt.Sprintf("%s: %s is not a string, and filter.attributes compares strings only", head, got)
+		}
+		if got == c.value {
+			return pass, fmt.Sprintf("%s: %q == %q", head, got, c.value)
+		}
+		return fail, fmt.Sprintf("%s: %q != %q", head, got, c.value)
 	case condPrefix:
 		if strings.HasPrefix(got, c.value) {
-			return true, fmt.Sprintf("%s: %q starts with %q", head, got, c.value)
+			return pass, fmt.Sprintf("%s: %q starts with %q", head, got, c.value)
 		}
-		return false, fmt.Sprintf("%s: %q does not start with %q", head, got, c.value)
+		return fail, fmt.Sprintf("%s: %q does not start with %q", head, got, c.value)
 	case condSuffix:
 		if strings.HasSuffix(got, c.value) {
-			return true, fmt.Sprintf("%s: %q ends with %q", head, got, c.value)
+			return pass, fmt.Sprintf("%s: %q ends with %q", head, got, c.value)
 		}
-		return false, fmt.Sprintf("%s: %q does not end with %q", head, got, c.value)
+		return fail, fmt.Sprintf("%s: %q does not end with %q", head, got, c.value)
 	}
-	return true, fmt.Sprintf("%s: present (%q)", head, got)
+	if isString && got == "" {
+		return fail, head + ": empty, and an empty value asks for one that is not"
+	}
+	return pass, fmt.Sprintf("%s: present (%q)", head, got)
 }

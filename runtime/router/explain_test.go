@@ -41,7 +41,7 @@ func TestExplain(t *testing.T) {
 		{Index: 2, Matched: false, Reason: "attributes: attribute tenant: missing"},
 		{Index: 3, Matched: false, Reason: `filters[0]: exact type: "com.example.order.created" != "com.example.order.deleted"`},
 		{Index: 4, Matched: false, Reason: `filters[1]: suffix source: "https://shop.example/orders" does not end with "/invoices"`},
-		{Index: 5, Matched: false, Reason: `filters[0]: any: none passed: filters[0].any[0]: exact region: "eu" != "us"; filters[0].any[1]: exact subject: missing`},
+		{Index: 5, Matched: false, Reason: `filters[0]: any: none passed: filters[0].any[0]: exact region: "eu" != "us"; filters[0].any[1]: exact subject: "" != "x"`},
 		{Index: 6, Matched: false, Reason: `filters[0].not: exact region: "eu" == "eu"`},
 		{Index: 7, Matched: false, Reason: `filters[0]: cesql "tenant = 'acme'": evaluation error: missing attribute error: tenant`},
 		{Index: 8, Matched: true, Reason: `filters[0].all[0].any[0]: prefix source: "https://shop.example/orders" starts with "https://"; filters[0].all[1].not: cesql "region = 'us'": false`},

@@ -13,15 +13,43 @@ import (
 type condKind uint8
 
 const (
-	condExact   condKind = iota // attribute present and equal to value
-	condPrefix                  // attribute present and starting with value
-	condSuffix                  // attribute present and ending with value
-	condPresent                 // attribute present, any value
-	condAll                     // every child passes (none: passes)
-	condAny                     // some child passes (none: fails)
-	condNot                     // the only child fails
-	condCESQL                   // the expression yields true without error
+	condExact       condKind = iota // attribute present and equal to value
+	condPrefix                      // attribute present and starting with value
+	condSuffix                      // attribute present and ending with value
+	condLegacyExact                 // filter.attributes: attribute a string equal to value
+	condLegacyAny                   // filter.attributes, empty value: attribute present and not ""
+	condAll                         // every child passes (none: no filter)
+	condAny                         // some child passes (none: no filter)
+	condNot                         // the only child fails
+	condCESQL                       // the expression yields true without error
+	condNoFilter                    // Knative's "no filter": passes, and not leaves it alone
+	condDropped                     // a filter Knative's dispatcher leaves out of its list
 )
+
+// result is the outcome of a filter as Knative's dispatcher has it: besides
+// pass and fail, a filter may have nothing to say (noFilter: a not or a list
+// of filters Knative left out), which lets the event through unless a
+// sibling fails it; and Knative's CESQL filter panics on a non-Boolean
+// result, which abandons the whole Trigger.
+type result uint8
+
+const (
+	fail result = iota
+	pass
+	noFilter
+	abort
+)
+
+func resultOf(ok bool) result {
+	if ok {
+		return pass
+	}
+	return fail
+}
+
+// delivers reports whether a Trigger whose filter has result r receives the
+// event: everything but a failure or an abandoned filter does.
+func (r result) delivers() bool { return r == pass || r == noFilter }
 
 // condition is one compiled node of a Trigger's filter.
 type condition struct {
@@ -45,26 +73,29 @@ func compileTrigger(t *routing.Trigger) (condition, error) {
 		for i := range t.Filters {
 			c, err := compileFilter(&t.Filters[i], fmt.Sprintf("filters[%d]", i))
 			errs = append(errs, err)
-			root.children = append(root.children, c)
+			if c.kind != condDropped {
+				root.children = append(root.children, c)
+			}
 		}
 		return collapse(root), errors.Join(errs...)
 	}
 	root := condition{kind: condAll, label: "attributes"}
 	for _, name := range sortedKeys(t.Attributes) {
-		c := condition{kind: condExact, attr: newAttribute(name), value: t.Attributes[name], label: "attributes"}
+		c := condition{kind: condLegacyExact, attr: newAttribute(name), value: t.Attributes[name], label: "attributes"}
 		if c.value == "" {
-			c.kind = condPresent
+			c.kind = condLegacyAny
 		}
 		root.children = append(root.children, c)
 	}
 	return collapse(root), nil
 }
 
-// collapse replaces an "all" of one condition with that condition, which
-// passes and explains itself identically, saving the hot path a level of
-// indirection for the most common Trigger: a single exact filter.
+// collapse replaces an "all" or "any" of one condition with that condition,
+// which passes and explains itself identically (as Knative's dispatcher
+// does), saving the hot path a level of indirection for the most common
+// Trigger: a single exact filter.
 func collapse(c condition) condition {
-	if c.kind == condAll && len(c.children) == 1 {
+	if (c.kind == condAll || c.kind == condAny) && len(c.children) == 1 {
 		return c.children[0]
 	}
 	return c
@@ -103,6 +134,10 @@ func compileFilter(f *routing.Filter, path string) (condition, error) {
 		var child condition
 		child, err = compileFilter(f.Not, path+".not")
 		c = condition{kind: condNot, children: []condition{child}, label: path}
+		if child.kind == condDropped {
+			// Knative's not of a filter it left out has nothing to say.
+			c = condition{kind: condNoFilter, label: path}
+		}
 	}
 	if f.CESQL != "" {
 		dialects = append(dialects, "cesql")
@@ -120,9 +155,16 @@ func compileFilter(f *routing.Filter, path string) (condition, error) {
 
 // compileAttributeMap compiles an exact, prefix or suffix map: every entry
 // must hold, so it is an "all" of one condition per key, in key order so that
-// explanations are deterministic.
+// explanations are deterministic. Knative's dispatcher cannot build such a
+// filter with an empty name or value and leaves it out of its list, which
+// its admission lets through: so does knc.
 func compileAttributeMap(kind condKind, m map[string]string, label string) condition {
 	keys := sortedKeys(m)
+	for _, k := range keys {
+		if k == "" || m[k] == "" {
+			return condition{kind: condDropped, label: label}
+		}
+	}
 	if len(keys) == 1 {
 		return condition{kind: kind, attr: newAttribute(keys[0]), value: m[keys[0]], label: label}
 	}
@@ -139,7 +181,9 @@ func compileList(kind condKind, filters []routing.Filter, path, dialect string) 
 	for i := range filters {
 		child, err := compileFilter(&filters[i], fmt.Sprintf("%s.%s[%d]", path, dialect, i))
 		errs = append(errs, err)
-		c.children = append(c.children, child)
+		if child.kind != condDropped {
+			c.children = append(c.children, child)
+		}
 	}
 	return collapse(c), errors.Join(errs...)
 }
@@ -153,41 +197,74 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// passes reports whether the event seen through v meets c. It is the hot path:
-// it must not allocate.
-func (c *condition) passes(v *eventView) bool {
+// passes reports whether the event seen through v gets through c. It is
+// the hot path: it must not allocate.
+func (c *condition) passes(v *eventView) bool { return c.evaluate(v).delivers() }
+
+// evaluate decides c as Knative's dispatcher does: the children of all and
+// any in order, stopping at the first that fails (all) or passes (any), the
+// result of the last child evaluated otherwise.
+func (c *condition) evaluate(v *eventView) result {
 	switch c.kind {
 	case condExact:
 		got, ok := v.get(c.attr)
-		return ok && got == c.value
+		return resultOf(ok && got == c.value)
 	case condPrefix:
 		got, ok := v.get(c.attr)
-		return ok && strings.HasPrefix(got, c.value)
+		return resultOf(ok && strings.HasPrefix(got, c.value))
 	case condSuffix:
 		got, ok := v.get(c.attr)
-		return ok && strings.HasSuffix(got, c.value)
-	case condPresent:
-		_, ok := v.get(c.attr)
-		return ok
+		return resultOf(ok && strings.HasSuffix(got, c.value))
+	case condLegacyExact:
+		got, isString, ok := v.lookup(c.attr)
+		return resultOf(ok && isString && got == c.value)
+	case condLegacyAny:
+		got, isString, ok := v.lookup(c.attr)
+		return resultOf(ok && !(isString && got == ""))
 	case condAll:
+		r := noFilter
 		for i := range c.children {
-			if !c.children[i].passes(v) {
-				return false
+			if r = c.children[i].evaluate(v); r == fail || r == abort {
+				return r
 			}
 		}
-		return true
+		return r
 	case condAny:
+		r := noFilter
 		for i := range c.children {
-			if c.children[i].passes(v) {
-				return true
+			if r = c.children[i].evaluate(v); r == pass || r == abort {
+				return r
 			}
 		}
-		return false
+		return r
 	case condNot:
-		return !c.children[0].passes(v)
+		switch r := c.children[0].evaluate(v); r {
+		case pass:
+			return fail
+		case fail:
+			return pass
+		default:
+			return r
+		}
 	case condCESQL:
-		ok, err := c.expr.Evaluate(v.event)
-		return ok && err == nil
+		ok, err := c.expr.Evaluate(v.cesqlEvent())
+		if err != nil {
+			return cesqlFailure(err)
+		}
+		return resultOf(ok)
+	case condNoFilter:
+		return noFilter
 	}
-	return false
+	return fail
+}
+
+// cesqlFailure is the result of an expression that did not yield a
+// Boolean: Knative's filter fails on an evaluation error, and panics on a
+// value that is not a Boolean (or a panic of the library), so that the
+// Trigger does not receive the event whatever encloses the expression.
+func cesqlFailure(err error) result {
+	if errors.Is(err, cesql.ErrNotBoolean) || errors.Is(err, cesql.ErrEvaluationPanicked) {
+		return abort
+	}
+	return fail
 }

@@ -52,7 +52,7 @@ func requiredAnchors(c *condition, out []anchor) []anchor {
 		for i := range c.children {
 			out = requiredAnchors(&c.children[i], out)
 		}
-	case condExact:
+	case condExact, condLegacyExact:
 		out = append(out, anchor{attr: c.attr, value: c.value})
 	case condPrefix:
 		if c.value != "" {

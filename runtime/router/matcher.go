@@ -60,11 +60,14 @@ func (m *Matcher) Explain(e *event.Event) []Verdict {
 	verdicts := make([]Verdict, len(m.conditions))
 	for i := range m.conditions {
 		c := &m.conditions[i]
-		matched, reason := c.explain(&v)
+		r, reason := c.explain(&v)
 		if len(c.children) == 0 && c.kind == condAll {
 			reason = "no filter: every event matches"
+			if c.label == "filters" {
+				reason = "filters: every filter has an empty attribute name or value, which Knative leaves out: every event matches"
+			}
 		}
-		verdicts[i] = Verdict{Index: i, Matched: matched, Reason: reason}
+		verdicts[i] = Verdict{Index: i, Matched: r.delivers(), Reason: reason}
 	}
 	return verdicts
 }

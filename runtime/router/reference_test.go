@@ -1,12 +1,11 @@
 package router
 
 import (
+	"errors"
+	"fmt"
 	"strings"
-	"time"
 
-	"github.com/cloudevents/sdk-go/v2/binding/spec"
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/cloudevents/sdk-go/v2/types"
 
 	"github.com/knc-dev/knc/internal/cesql"
 	"github.com/knc-dev/knc/internal/routing"
@@ -28,25 +27,54 @@ func referenceMatch(triggers []routing.Trigger, e *event.Event) []int {
 	return matched
 }
 
+// The reference's results, as Knative's dispatcher has them.
+const (
+	refFail = iota
+	refPass
+	refNoFilter
+	refAbort
+)
+
 func referencePasses(t *routing.Trigger, e *event.Event) bool {
+	// The dispatcher deletes the Broker's TTL before filtering.
+	if _, ok := e.Extensions()["knativebrokerttl"]; ok {
+		c := e.Clone()
+		_ = c.Context.SetExtension("knativebrokerttl", nil)
+		e = &c
+	}
 	if len(t.Filters) > 0 {
-		for i := range t.Filters {
-			if !referenceFilter(&t.Filters[i], e) {
-				return false
-			}
-		}
-		return true
+		r := referenceList(t.Filters, e, true)
+		return r == refPass || r == refNoFilter
 	}
 	for name, want := range t.Attributes {
-		got, ok := referenceAttribute(e, name)
-		if !ok || (want != "" && got != want) {
+		got, ok := referenceLookup(e, name)
+		if !ok || (want == "" && got == "") || (want != "" && got != any(want)) {
 			return false
 		}
 	}
 	return true
 }
 
-func referenceFilter(f *routing.Filter, e *event.Event) bool {
+// referenceList evaluates an all (all true) or an any (all false) of
+// filters, leaving out those the dispatcher cannot build.
+func referenceList(filters []routing.Filter, e *event.Event, all bool) int {
+	r := refNoFilter
+	for i := range filters {
+		f, built := referenceFilter(&filters[i], e)
+		if !built {
+			continue
+		}
+		r = f
+		if r == refAbort || (all && r == refFail) || (!all && r == refPass) {
+			return r
+		}
+	}
+	return r
+}
+
+// referenceFilter evaluates f, and says whether the dispatcher can build it
+// at all.
+func referenceFilter(f *routing.Filter, e *event.Event) (int, bool) {
 	switch {
 	case f.Exact != nil:
 		return referenceEach(f.Exact, e, func(got, want string) bool { return got == want })
@@ -55,60 +83,87 @@ func referenceFilter(f *routing.Filter, e *event.Event) bool {
 	case f.Suffix != nil:
 		return referenceEach(f.Suffix, e, strings.HasSuffix)
 	case f.All != nil:
-		for i := range f.All {
-			if !referenceFilter(&f.All[i], e) {
-				return false
-			}
-		}
-		return true
+		return referenceList(f.All, e, true), true
 	case f.Any != nil:
-		for i := range f.Any {
-			if referenceFilter(&f.Any[i], e) {
-				return true
-			}
-		}
-		return false
+		return referenceList(f.Any, e, false), true
 	case f.Not != nil:
-		return !referenceFilter(f.Not, e)
+		switch r, built := referenceFilter(f.Not, e); {
+		case !built:
+			return refNoFilter, true
+		case r == refPass:
+			return refFail, true
+		case r == refFail:
+			return refPass, true
+		default:
+			return r, true
+		}
 	case f.CESQL != "":
 		x, err := cesql.Parse(f.CESQL)
 		if err != nil {
 			panic(err)
 		}
 		ok, err := x.Evaluate(e)
-		return ok && err == nil
+		switch {
+		case errors.Is(err, cesql.ErrNotBoolean):
+			return refAbort, true
+		case err != nil || !ok:
+			return refFail, true
+		}
+		return refPass, true
 	}
 	panic("filter with no dialect")
 }
 
-func referenceEach(m map[string]string, e *event.Event, test func(got, want string) bool) bool {
+func referenceEach(m map[string]string, e *event.Event, test func(got, want string) bool) (int, bool) {
 	for name, want := range m {
-		got, ok := referenceAttribute(e, name)
-		if !ok || !test(got, want) {
-			return false
+		if name == "" || want == "" {
+			return refFail, false
 		}
 	}
-	return true
+	for name, want := range m {
+		got, ok := referenceLookup(e, name)
+		if !ok {
+			return refFail, true
+		}
+		s, isString := got.(string)
+		if !isString {
+			s = fmt.Sprint(got)
+		}
+		if !test(s, want) {
+			return refFail, true
+		}
+	}
+	return refPass, true
 }
 
-func referenceAttribute(e *event.Event, name string) (string, bool) {
-	var v any
-	if a := spec.V1.Attribute(name); a != nil {
-		v = a.Get(e.Context)
-	} else {
-		v = e.Extensions()[name]
+// referenceLookup reads an attribute through the SDK's event accessors.
+func referenceLookup(e *event.Event, name string) (any, bool) {
+	switch name {
+	case "specversion":
+		return e.SpecVersion(), true
+	case "type":
+		return e.Type(), true
+	case "source":
+		return e.Source(), true
+	case "subject":
+		return e.Subject(), true
+	case "id":
+		return e.ID(), true
+	case "time":
+		b, err := e.Time().MarshalText()
+		if err != nil {
+			return nil, false
+		}
+		return string(b), true
+	case "dataschema", "schemaurl":
+		return e.DataSchema(), true
+	case "datacontenttype":
+		return e.DataContentType(), true
+	case "datamediatype":
+		return e.DataMediaType(), true
+	case "datacontentencoding":
+		return e.DeprecatedDataContentEncoding(), true
 	}
-	if v == nil {
-		return "", false
-	}
-	// time keeps the offset it was sent with; types.Format would convert it
-	// to UTC.
-	if t, ok := v.(time.Time); ok && name == "time" {
-		return t.Format(time.RFC3339Nano), true
-	}
-	s, err := types.Format(v)
-	if err != nil {
-		return "", false
-	}
-	return s, true
+	v, ok := e.Extensions()[name]
+	return v, ok
 }
