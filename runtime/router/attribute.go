@@ -211,13 +211,25 @@ func (v *eventView) cesqlEvent() *event.Event {
 	if e == nil || e.Context == nil {
 		return e
 	}
-	if _, ok := e.Context.GetExtensions()[brokerTTLExtension]; !ok {
+	if _, ok := v.ctx.Extensions[brokerTTLExtension]; !ok {
 		return e
 	}
 	copied := *e
-	copied.Context = e.Context.Clone()
-	// Deleting an extension (a nil value) cannot fail.
-	_ = copied.Context.SetExtension(brokerTTLExtension, nil)
+	if ctx, ok := e.Context.(*event.EventContextV1); ok {
+		// A shallow copy with its own extension map: CESQL only reads it.
+		without := *ctx
+		without.Extensions = make(map[string]any, len(ctx.Extensions)-1)
+		for name, value := range ctx.Extensions {
+			if name != brokerTTLExtension {
+				without.Extensions[name] = value
+			}
+		}
+		copied.Context = &without
+	} else {
+		copied.Context = e.Context.Clone()
+		// Deleting an extension (a nil value) cannot fail.
+		_ = copied.Context.SetExtension(brokerTTLExtension, nil)
+	}
 	v.withoutTTL = &copied
 	return v.withoutTTL
 }
