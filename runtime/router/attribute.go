@@ -201,8 +201,12 @@ func (v *eventView) lookup(a attribute) (value string, isString, ok bool) {
 
 // cesqlEvent returns the event as CESQL sees it: without the Broker's TTL
 // extension, which Knative deletes before filtering. The copy is made once
-// per event, and only for an event that has the extension.
-func (v *eventView) cesqlEvent() *event.Event {
+// per event, only for an event that has the extension, and only for an
+// expression that may read it (readsTTL).
+func (v *eventView) cesqlEvent(readsTTL bool) *event.Event {
+	if !readsTTL {
+		return v.event
+	}
 	if v.haveWithoutTTL {
 		return v.withoutTTL
 	}

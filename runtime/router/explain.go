@@ -67,7 +67,7 @@ func (c *condition) explain(v *eventView) (result, string) {
 		}
 		return r, why
 	case condCESQL:
-		ok, err := c.expr.Evaluate(v.cesqlEvent())
+		ok, err := c.expr.Evaluate(v.cesqlEvent(c.readsTTL))
 		if err != nil {
 			r := cesqlFailure(err)
 			if r == abort {

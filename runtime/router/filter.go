@@ -58,6 +58,11 @@ type condition struct {
 	value    string
 	children []condition
 	expr     cesql.Expression
+	// readsTTL says that expr may read the Broker's TTL extension, so that
+	// it must be evaluated on a copy of the event without it. CESQL reads
+	// attributes by name only, so an expression that does not spell the
+	// name (in any case) cannot see it and is evaluated on the event itself.
+	readsTTL bool
 	// label is where the node came from, as Explain reports it:
 	// "filters[1].not", "filters[0].any[2]", "attributes".
 	label string
@@ -141,7 +146,7 @@ func compileFilter(f *routing.Filter, path string) (condition, error) {
 	}
 	if f.CESQL != "" {
 		dialects = append(dialects, "cesql")
-		c = condition{kind: condCESQL, label: path}
+		c = condition{kind: condCESQL, label: path, readsTTL: strings.Contains(strings.ToLower(f.CESQL), brokerTTLExtension)}
 		c.expr, err = cesql.Parse(f.CESQL)
 		if err != nil {
 			err = fmt.Errorf("%s.cesql: %w", path, err)
@@ -247,7 +252,7 @@ func (c *condition) evaluate(v *eventView) result {
 			return r
 		}
 	case condCESQL:
-		ok, err := c.expr.Evaluate(v.cesqlEvent())
+		ok, err := c.expr.Evaluate(v.cesqlEvent(c.readsTTL))
 		if err != nil {
 			return cesqlFailure(err)
 		}

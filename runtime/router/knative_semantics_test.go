@@ -21,6 +21,8 @@ var knativeCases = []struct {
 	// The Broker's TTL extension is deleted before filtering.
 	{"cesql does not see the TTL", trigger("t", routing.Filter{CESQL: "knativebrokerttl < 30"}),
 		`{"specversion":"1.0","id":"1","source":"s","type":"a","knativebrokerttl":10}`, false},
+	{"cesql in capitals does not see the TTL", trigger("t", routing.Filter{CESQL: "KnativeBrokerTTL < 30"}),
+		`{"specversion":"1.0","id":"1","source":"s","type":"a","knativebrokerttl":10}`, false},
 	{"cesql: the TTL does not exist", trigger("t", routing.Filter{CESQL: "NOT EXISTS knativebrokerttl AND type = 'a'"}),
 		`{"specversion":"1.0","id":"1","source":"s","type":"a","knativebrokerttl":"255"}`, true},
 	{"exact does not see the TTL", trigger("t", routing.Filter{Exact: map[string]string{"knativebrokerttl": "10"}}),
