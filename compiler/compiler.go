@@ -45,6 +45,9 @@ type Options struct {
 	// and what kustomizations include. Zero means
 	// load.DefaultMaxInputBytes.
 	MaxInputBytes int64
+	// MaxAliasBytes bounds the bytes YAML aliases add to all documents
+	// Load reads; 0 means load.DefaultMaxAliasBytes.
+	MaxAliasBytes int64
 }
 
 // StdinPath is the path that stands for standard input, and StdinName the
@@ -152,7 +155,7 @@ func Load(opts Options) (*Result, error) {
 		}
 		cfgFile = found
 	}
-	budget := load.NewInputBudget(opts.MaxInputBytes)
+	budget := load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes)
 	res := &Result{Config: project.Default()}
 	if cfgFile != "" {
 		cfg, diags, err := project.Read(cfgFile)
@@ -301,7 +304,7 @@ func Load(opts Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			fromStdin, err := load.Read([]load.Source{{Name: StdinName, Data: data}}, opts.CUELimits)
+			fromStdin, err := load.Read([]load.Source{{Name: StdinName, Data: data}}, opts.CUELimits, budget)
 			if err != nil {
 				return nil, err
 			}

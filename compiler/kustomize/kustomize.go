@@ -220,7 +220,7 @@ func (c *sourceCache) get(file string) *source {
 	}
 	name := c.name(file)
 	// The renderer reads comments, which the compact form leaves out.
-	l, err := load.ReadParsed([]load.Source{{Name: name, Data: s.data}}, c.limits)
+	l, err := load.ReadParsed([]load.Source{{Name: name, Data: s.data}}, c.limits, c.budget)
 	switch ex := (*cuelimit.Exceeded)(nil); {
 	case err == nil:
 		s.docs, s.diags, s.skipped = l.Docs, l.Diags, l.Skipped

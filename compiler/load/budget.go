@@ -23,7 +23,22 @@ const MaxInputFlag = "--max-input-bytes"
 // its limit.
 var ErrInputTooLarge = errors.New("the input goes over its limit")
 
-// InputBudget counts the bytes read against a limit. It is safe for use
+// DefaultMaxAliasBytes bounds the bytes that YAML aliases and merge keys
+// add to all documents one command reads: what they expand to less what
+// they are written with. Written out, the output is bounded by the input;
+// aliases let a file of a hundred kilobytes expand to gigabytes in build.
+// Anchors that repeat labels or a container's settings add kilobytes.
+const DefaultMaxAliasBytes = 64 << 20
+
+// MaxAliasFlag is the command-line flag that sets the aliases' limit.
+const MaxAliasFlag = "--max-alias-bytes"
+
+// ErrAliasesTooLarge is returned once the aliases of the documents one
+// command reads expand them by more than their limit.
+var ErrAliasesTooLarge = errors.New("aliases expand the documents read by more than their limit")
+
+// InputBudget counts the bytes read against a limit, and the bytes aliases
+// add against another. It is safe for use
 // by several goroutines; a nil *InputBudget counts nothing.
 type InputBudget struct {
 	limit int64
@@ -34,15 +49,37 @@ type InputBudget struct {
 	// over is the error of the file that went over the limit, given
 	// again for every file after it.
 	over error
+
+	aliasLimit, aliasUsed int64
 }
 
-// NewInputBudget returns a budget of limit bytes; limit <= 0 means
-// DefaultMaxInputBytes.
-func NewInputBudget(limit int64) *InputBudget {
+// NewInputBudget returns a budget of limit bytes read and aliasLimit bytes
+// added by aliases; a limit <= 0 means its default.
+func NewInputBudget(limit, aliasLimit int64) *InputBudget {
 	if limit <= 0 {
 		limit = DefaultMaxInputBytes
 	}
-	return &InputBudget{limit: limit, files: map[string]bool{}}
+	if aliasLimit <= 0 {
+		aliasLimit = DefaultMaxAliasBytes
+	}
+	return &InputBudget{limit: limit, aliasLimit: aliasLimit, files: map[string]bool{}}
+}
+
+// ChargeAliases counts n bytes that a document's aliases add. It fails
+// once the total is over the limit, for this document and every one with
+// aliases after it; the caller names the document.
+func (b *InputBudget) ChargeAliases(n int64) error {
+	if b == nil || n == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.aliasUsed = min(b.aliasUsed+n, math.MaxInt64/2)
+	if b.aliasUsed <= b.aliasLimit {
+		return nil
+	}
+	return fmt.Errorf("%w of %s, for all files and standard input together: write the repeated parts out, or raise %s",
+		ErrAliasesTooLarge, limitText(b.aliasLimit), MaxAliasFlag)
 }
 
 // Remaining is what may still be read: for a nil budget, more than any
@@ -108,12 +145,17 @@ func (b *InputBudget) ChargeRegularFile(path, name string) error {
 }
 
 func (b *InputBudget) exceeded(name string) error {
-	limit := bytesText(b.limit)
-	if exact := fmt.Sprintf("%d bytes", b.limit); limit != exact {
-		limit += " (" + exact + ")"
-	}
 	return fmt.Errorf("%s: %w of %s, for all files and standard input together: give fewer paths, skip what is not manifests (exclude in knc.yaml, or --exclude), or raise %s",
-		name, ErrInputTooLarge, limit, MaxInputFlag)
+		name, ErrInputTooLarge, limitText(b.limit), MaxInputFlag)
+}
+
+// limitText writes a limit in its unit, and in bytes when that differs.
+func limitText(n int64) string {
+	text := bytesText(n)
+	if exact := fmt.Sprintf("%d bytes", n); text != exact {
+		text += " (" + exact + ")"
+	}
+	return text
 }
 
 // bytesText writes n in the largest binary unit that divides it, as

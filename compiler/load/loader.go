@@ -375,6 +375,14 @@ type chunk struct {
 	// Kubernetes objects at all (no apiVersion, no kind): errors when
 	// their file also holds objects, nothing when it holds none.
 	foreign diag.List
+	// aliasBytes holds, for each document with aliases, the bytes they
+	// add, to be charged against the budget in the order of the files.
+	aliasBytes []aliasBytes
+}
+
+type aliasBytes struct {
+	at diag.Pos
+	n  int64
 }
 
 // LoadFiles reads the given files.
@@ -441,7 +449,7 @@ func ReadFiles(dir string, files []string, limits cuelimit.Limits, budget *Input
 		}
 		sources[i] = Source{Name: f, Data: src}
 	}
-	return Read(sources, limits)
+	return Read(sources, limits, budget)
 }
 
 // Source is the content of a file, or of a stream such as standard input,
@@ -453,23 +461,29 @@ type Source struct {
 
 // Read reads sources as ReadFiles reads files. A source's format is told
 // by the extension of its name: .cue is CUE, anything else YAML or JSON.
+// The bytes aliases add are charged to budget, or, when it is nil, to a
+// budget of the default limits for this call alone; the sources' own
+// bytes are the caller's to charge.
 //
 // Each CUE file is evaluated under limits. The error is a
 // *cuelimit.Exceeded naming the file that went over them: its evaluation
 // cannot be interrupted and goes on, so the program should report the
 // error and exit.
-func Read(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
-	return read(sources, limits, false)
+func Read(sources []Source, limits cuelimit.Limits, budget *InputBudget) (*Loaded, error) {
+	return read(sources, limits, budget, false)
 }
 
 // ReadParsed reads sources as Read does, but leaves each document's
 // yaml.v3 nodes as parsed, comments and all, rather than compact: for
 // kustomize's renderer, which reads comments. Node returns them.
-func ReadParsed(sources []Source, limits cuelimit.Limits) (*Loaded, error) {
-	return read(sources, limits, true)
+func ReadParsed(sources []Source, limits cuelimit.Limits, budget *InputBudget) (*Loaded, error) {
+	return read(sources, limits, budget, true)
 }
 
-func read(sources []Source, limits cuelimit.Limits, parsed bool) (*Loaded, error) {
+func read(sources []Source, limits cuelimit.Limits, budget *InputBudget, parsed bool) (*Loaded, error) {
+	if budget == nil {
+		budget = NewInputBudget(0, 0)
+	}
 	var chunks []*chunk
 	var cueFiles []*chunk
 	for _, s := range sources {
@@ -511,6 +525,14 @@ func read(sources []Source, limits cuelimit.Limits, parsed bool) (*Loaded, error
 		}
 	}
 	for _, c := range all {
+		// In the order of the files, so that the same document is named
+		// however the parsing was spread over the cores.
+		for _, a := range c.aliasBytes {
+			if err := budget.ChargeAliases(a.n); err != nil {
+				c.diags.Add(a.at, "", "%v", err)
+				c.docs = nil
+			}
+		}
 		for _, d := range c.docs {
 			d.Index = indexInFile[d.File]
 			indexInFile[d.File]++

@@ -324,7 +324,7 @@ func TestAliasesKeepPositions(t *testing.T) {
 // test by much.
 func TestCUEManifestOverItsLimitsIsStopped(t *testing.T) {
 	slow := "import \"list\"\n\nitems: [for i in list.Range(0, 20000, 1) {i}]\n"
-	_, err := Read([]Source{{Name: "slow.cue", Data: []byte(slow)}}, cuelimit.Limits{Timeout: 10 * time.Millisecond})
+	_, err := Read([]Source{{Name: "slow.cue", Data: []byte(slow)}}, cuelimit.Limits{Timeout: 10 * time.Millisecond}, nil)
 	var ex *cuelimit.Exceeded
 	if !errors.As(err, &ex) {
 		t.Fatalf("Read = %v; want *cuelimit.Exceeded", err)
@@ -337,7 +337,7 @@ func TestCUEManifestOverItsLimitsIsStopped(t *testing.T) {
 
 func TestCUEManifestWithinItsLimitsIsRead(t *testing.T) {
 	src := "apiVersion: \"v1\"\nkind: \"ConfigMap\"\nmetadata: name: \"c\"\n"
-	l, err := Read([]Source{{Name: "c.cue", Data: []byte(src)}}, cuelimit.Limits{Timeout: time.Minute, Memory: 256 << 20})
+	l, err := Read([]Source{{Name: "c.cue", Data: []byte(src)}}, cuelimit.Limits{Timeout: time.Minute, Memory: 256 << 20}, nil)
 	if err != nil || len(l.Docs) != 1 || l.Docs[0].Name != "c" {
 		t.Fatalf("Read = %+v, %v; want the ConfigMap c", l, err)
 	}

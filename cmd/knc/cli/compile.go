@@ -26,6 +26,9 @@ type loadFlags struct {
 	// maxInput is --max-input-bytes as given, and maxInputBytes parsed.
 	maxInput      string
 	maxInputBytes int64
+	// maxAlias is --max-alias-bytes as given, and maxAliasBytes parsed.
+	maxAlias      string
+	maxAliasBytes int64
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
@@ -34,6 +37,7 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat warnings (checks stricter than Knative's admission) as errors")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "list on stderr the files and directories passed over, and the deploy units found")
 	cmd.Flags().StringVar(&f.maxInput, "max-input-bytes", "1Gi", "refuse to read more than this `QUANTITY` (such as 512Mi or 2Gi) from all files and standard input together")
+	cmd.Flags().StringVar(&f.maxAlias, "max-alias-bytes", "64Mi", "refuse YAML whose aliases add more than this `QUANTITY` (such as 16Mi) to all documents read together")
 	f.cue.register(cmd)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -46,6 +50,11 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 			return usageError("--max-input-bytes %q: want a quantity such as 512Mi or 2Gi", f.maxInput)
 		}
 		f.maxInputBytes = q.Value()
+		q, err = resource.ParseQuantity(f.maxAlias)
+		if err != nil || q.Sign() <= 0 {
+			return usageError("--max-alias-bytes %q: want a quantity such as 16Mi or 256Mi", f.maxAlias)
+		}
+		f.maxAliasBytes = q.Value()
 		if prev != nil {
 			return prev(cmd, args)
 		}
@@ -86,7 +95,7 @@ func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
 // options are the compiler's options for paths, exclude being the
 // patterns to skip.
 func (f *loadFlags) options(paths, exclude []string) compiler.Options {
-	return compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits, MaxInputBytes: f.maxInputBytes}
+	return compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits, MaxInputBytes: f.maxInputBytes, MaxAliasBytes: f.maxAliasBytes}
 }
 
 // singleUnit narrows res to the one deploy unit a command that compiles
