@@ -8,6 +8,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // Options says what to compile.
@@ -448,8 +450,12 @@ func readStdin(r io.Reader, budget *load.InputBudget) ([]byte, error) {
 	if r == nil {
 		r = os.Stdin
 	}
-	// One byte more than may be read tells that there was more.
-	data, err := io.ReadAll(io.LimitReader(r, budget.Remaining()+1))
+	remaining := budget.Remaining()
+	data, err := safeio.ReadAll(r, StdinName, remaining)
+	if errors.Is(err, safeio.ErrTooLarge) {
+		// Read no further than the budget, and say so as for files.
+		return nil, budget.Charge(StdinName, remaining+1)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading standard input: %w", err)
 	}

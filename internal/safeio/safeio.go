@@ -49,19 +49,57 @@ func readFile(path string, limit int64, flags int) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: %w of %d bytes (it holds %d)", path, ErrTooLarge, limit, info.Size())
 	}
-	return ReadAll(f, path, limit)
+	// Sized to the file, and one byte more to see that it ends there.
+	return readAll(f, path, limit, info.Size()+1)
 }
 
+// Chunks grow from the first size to the last, doubling, so that a small
+// input takes a small buffer and a large one few of them.
+const (
+	firstChunk = 64 << 10
+	lastChunk  = 8 << 20
+)
+
 // ReadAll reads r to its end, failing once more than limit bytes came.
+//
+// It reads into chunks that it never copies until the end, so that what
+// it holds is at most about the limit: io.ReadAll grows one buffer,
+// leaving each smaller one behind as garbage, and an endless standard
+// input refused at 1 GiB took 2.8 GB first.
 func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	return readAll(r, name, limit, firstChunk)
+}
+
+// readAll is ReadAll with a first chunk of size bytes.
+func readAll(r io.Reader, name string, limit, size int64) ([]byte, error) {
+	var chunks [][]byte
+	var total int64
+	for total <= limit {
+		// One byte past the limit tells that there was more.
+		buf := make([]byte, min(size, limit+1-total))
+		n, err := io.ReadFull(r, buf)
+		chunks = append(chunks, buf[:n])
+		total += int64(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, lastChunk)
 	}
-	if int64(len(b)) > limit {
+	if total > limit {
 		return nil, fmt.Errorf("%s: %w of %d bytes", name, ErrTooLarge, limit)
 	}
-	return b, nil
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil
+	}
+	return out, nil
 }
 
 // NotRegular is the error for a path of mode m that is not a regular file.

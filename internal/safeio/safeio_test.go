@@ -1,12 +1,15 @@
 package safeio
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
+	"testing/iotest"
 )
 
 type zeros struct{}
@@ -96,5 +99,35 @@ func TestWithin(t *testing.T) {
 		if err := Within(root, tt.path); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
 			t.Errorf("Within(%s) = %v, want %v", tt.path, err, tt.want)
 		}
+	}
+}
+
+// TestReadAllHoldsAboutTheLimit: an endless standard input refused at
+// its limit was read into one buffer grown again and again, each smaller
+// one left behind, until 2.8 GB had been taken for a limit of 1 GiB.
+// Read in chunks, it allocates the limit and little more.
+func TestReadAllHoldsAboutTheLimit(t *testing.T) {
+	const limit = 64 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadAll(zeros{}, "standard input", limit)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadAll = %v, want %v", err, ErrTooLarge)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > limit+limit/8 {
+		t.Errorf("reading an endless stream to a limit of %d bytes allocated %d", limit, allocated)
+	}
+}
+
+// TestReadAllJoinsItsChunks reads a stream of several chunks back whole.
+func TestReadAllJoinsItsChunks(t *testing.T) {
+	want := make([]byte, 3*(64<<10)+17)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	got, err := ReadAll(iotest.OneByteReader(bytes.NewReader(want)), "stream", int64(len(want)))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("ReadAll = %d bytes, %v; want the %d written", len(got), err, len(want))
 	}
 }
