@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -221,11 +222,24 @@ func (h *Handler) current(sel topology.Selection) (*drawing, error) {
 	return d, nil
 }
 
-// draw lays out a view.
+// layoutTimeout bounds one layout of the page's drawing. The layout is
+// not tied to the request that asked for it: its drawing, or its error,
+// is kept for every request after it until the table changes.
+const layoutTimeout = 30 * time.Second
+
+// draw lays out a view. A topology too large to lay out, or whose layout
+// takes longer than layoutTimeout, is an error that says to pick a part.
 func draw(top *view) *drawing {
 	d := &drawing{top: top}
 	var buf bytes.Buffer
-	if d.err = topology.WriteSVG(&buf, top.graph); d.err == nil {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), layoutTimeout,
+		fmt.Errorf("it took longer than %s", layoutTimeout))
+	defer cancel()
+	if d.err = topology.WriteSVGContext(ctx, &buf, top.graph); d.err != nil {
+		if errors.Is(d.err, topology.ErrTooLargeToLayOut) || errors.Is(d.err, topology.ErrLayoutStopped) {
+			d.err = fmt.Errorf("%w; pick a part: a focus, some Brokers or some namespaces", d.err)
+		}
+	} else {
 		d.svg = buf.Bytes()
 	}
 	return d

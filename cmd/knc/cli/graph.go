@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +22,8 @@ func newGraphCmd() *cobra.Command {
 		flags  loadFlags
 		output string
 		sel    topology.Selection
+		// layoutTimeout bounds the layout of -o svg and -o png.
+		layoutTimeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "graph [PATH...]",
@@ -52,6 +57,12 @@ A large topology can be drawn one piece at a time:
                       either way (a Trigger and its Broker count as one)
 Each narrows the others. A namespace, Broker or focus that names nothing
 is a usage error (exit code 2), with a near name suggested.
+
+SVG and PNG drawings are laid out by Graphviz, whose time and memory grow
+faster than the square of the graph: a topology of more than 2,000 nodes
+or 4,000 edges is refused, and a layout that takes longer than
+--layout-timeout, or that SIGINT or SIGTERM stops, ends knc (exit code 1).
+Draw a part of it, or write mermaid or dot, which are not laid out.
 
 The output is deterministic: the same manifests give the same bytes.`,
 		Example: `  # Paste the topology into a pull request or a README.
@@ -88,7 +99,13 @@ The output is deterministic: the same manifests give the same bytes.`,
 				}
 				return err
 			}
-			return writeGraph(cmd.OutOrStdout(), output, g)
+			if layoutTimeout <= 0 {
+				return usageError("--layout-timeout %s: want a positive duration, such as 30s or 2m", layoutTimeout)
+			}
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), layoutTimeout,
+				fmt.Errorf("it took longer than --layout-timeout %s", layoutTimeout))
+			defer cancel()
+			return writeGraph(ctx, cmd.OutOrStdout(), output, g)
 		},
 	}
 	flags.register(cmd)
@@ -97,6 +114,7 @@ The output is deterministic: the same manifests give the same bytes.`,
 	cmd.Flags().StringSliceVar(&sel.Brokers, "broker", nil, "draw only these `Brokers`, each NAME or NAMESPACE/NAME (repeatable or comma-separated)")
 	cmd.Flags().StringVar(&sel.Focus, "focus", "", "draw only the neighbourhood of this `node`, KIND/NAMESPACE/NAME such as Trigger/shop/orders")
 	cmd.Flags().IntVar(&sel.Depth, "depth", 1, "how many deliveries, either way, the neighbourhood of --focus reaches")
+	cmd.Flags().DurationVar(&layoutTimeout, "layout-timeout", time.Minute, "give up a layout for -o svg or -o png that takes longer than this `duration`")
 	return cmd
 }
 
@@ -130,23 +148,26 @@ func buildGraph(res *compiler.Result) (*topology.Graph, diag.List) {
 	return graph.Build(res.Set, table), nil
 }
 
-func writeGraph(w io.Writer, format string, g *topology.Graph) error {
+func writeGraph(ctx context.Context, w io.Writer, format string, g *topology.Graph) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
 	case "dot":
 		err = topology.WriteDOT(bw, g)
 	case "svg":
-		err = topology.WriteSVG(bw, g)
+		err = topology.WriteSVGContext(ctx, bw, g)
 	case "png":
-		err = topology.WritePNG(bw, g)
+		err = topology.WritePNGContext(ctx, bw, g)
 	default:
 		err = topology.WriteMermaid(bw, g)
 	}
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, topology.ErrTooLargeToLayOut), errors.Is(err, topology.ErrLayoutStopped):
+		return &exitError{code: exitFailed, err: fmt.Errorf("%w; draw a part with --focus KIND/NAMESPACE/NAME, --broker or --namespace, or write -o mermaid or -o dot, which are not laid out", err)}
+	case err != nil:
 		return &exitError{code: exitTrouble, err: err}
 	}
 	return nil
