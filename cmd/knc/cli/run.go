@@ -185,7 +185,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if opts.Tracer, err = startTracing(ctx, cmd.ErrOrStderr(), tc); err != nil {
+	if opts.Tracer, err = startTracing(ctx, cmd.ErrOrStderr(), log, tc); err != nil {
 		return err
 	}
 	// Deferred before the engine runs, so it sends the spans of the

@@ -170,7 +170,7 @@ func runRuntime(cmd *cobra.Command, f *runtimeFlags) error {
 	if err != nil {
 		return err
 	}
-	if eopts.Tracer, err = startTracing(cmd.Context(), cmd.ErrOrStderr(), tc); err != nil {
+	if eopts.Tracer, err = startTracing(cmd.Context(), cmd.ErrOrStderr(), log, tc); err != nil {
 		return err
 	}
 	defer stopTracing(eopts.Tracer, log)

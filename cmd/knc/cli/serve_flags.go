@@ -195,13 +195,14 @@ func (f *serveFlags) tracingConfig(cmd *cobra.Command, cfg *project.Config) (tra
 }
 
 // startTracing returns the Tracer the engine makes spans with, nil when
-// tracing is off, and says where spans go.
-func startTracing(ctx context.Context, stderr io.Writer, c tracing.Config) (*tracing.Tracer, error) {
+// tracing is off, and says where spans go. Export errors go to log.
+func startTracing(ctx context.Context, stderr io.Writer, log *slog.Logger, c tracing.Config) (*tracing.Tracer, error) {
 	tr, err := tracing.New(ctx, c)
 	if err != nil {
 		return nil, &exitError{code: exitTrouble, err: err}
 	}
 	if tr != nil {
+		tracing.LogErrors(log, tracing.ErrorLogInterval)
 		fmt.Fprintf(stderr, "knc: exporting spans %s\n", c)
 	}
 	return tr, nil
