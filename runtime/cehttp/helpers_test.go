@@ -84,6 +84,14 @@ func compareWithSDK(t *testing.T, raw []byte) {
 	}
 	r2, _ := parseRaw(raw)
 	got, gotErr := ReadRequest(r1, 0)
+	if modeOf(r1.Header) == modeBinary && checkUTF8(r1.Header) != nil {
+		// knc refuses a binary-mode header that is not UTF-8, which the
+		// SDK passes on raw: the one difference on purpose.
+		if gotErr == nil {
+			t.Fatalf("ReadRequest accepted a header that is not UTF-8:\n%q", raw)
+		}
+		return
+	}
 	want, wantErr := sdkDecode(r2)
 	switch {
 	case gotErr != nil && wantErr != nil:

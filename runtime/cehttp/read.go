@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
@@ -94,6 +95,9 @@ func read(h http.Header, body io.Reader, contentLength, maxBody int64, optional 
 	}
 	switch modeOf(h) {
 	case modeBinary:
+		if err := checkUTF8(h); err != nil {
+			return nil, err
+		}
 		if isV03(h) {
 			data, err := readBody(body, contentLength, maxBody)
 			if err != nil {
@@ -161,6 +165,29 @@ func readBody(body io.Reader, contentLength, maxBody int64) ([]byte, error) {
 		return nil, fmt.Errorf("reading cloudevent body: %w", err)
 	}
 	return data, nil
+}
+
+// checkUTF8 refuses a binary-mode message with a ce- header, or a
+// Content-Type, that is not valid UTF-8. CloudEvents attributes are
+// Unicode strings; net/http takes any byte above 0x7f in a header value,
+// and the SDK passes such bytes on as they came, so an event that no
+// subscriber can decode would otherwise be stored and forwarded raw.
+func checkUTF8(h http.Header) error {
+	for key, values := range h {
+		if key != headerContentType && (len(key) < len(headerPrefix) || key[:len(headerPrefix)] != headerPrefix) {
+			continue
+		}
+		for _, v := range values {
+			if !utf8.ValidString(v) {
+				attr := strings.ToLower(strings.TrimPrefix(key, headerPrefix))
+				if key == headerContentType {
+					attr = "datacontenttype"
+				}
+				return attrError(attr, fmt.Sprintf("the %s header is not valid UTF-8", key), nil)
+			}
+		}
+	}
+	return nil
 }
 
 // parseBinaryHeaders reads the attributes of a binary-mode message. It

@@ -142,6 +142,11 @@ func TestReadRequestRejects(t *testing.T) {
 		{"structured without specversion", "Content-Type: application/cloudevents+json\r\n", `{"id":"1","source":"/s","type":"t"}`, ""},
 		{"structured 0.3 without type", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"0.3","id":"1","source":"/s"}`, ""},
 		{"structured missing type", "Content-Type: application/cloudevents+json\r\n", `{"specversion":"1.0","id":"1","source":"/s"}`, "type"},
+		{"ce- header not UTF-8", validBinaryHeaders + "Ce-Ext: caf\xe9\r\n", "", "ext"},
+		{"ce-type not UTF-8", "Ce-Specversion: 1.0\r\nCe-Id: 1\r\nCe-Source: /s\r\nCe-Type: \xff\xfe\r\n", "", "type"},
+		{"second value of a ce- header not UTF-8", validBinaryHeaders + "Ce-Ext: ok\r\nCe-Ext: \xc3\r\n", "", "ext"},
+		{"content type not UTF-8", validBinaryHeaders + "Content-Type: text/plain; charset=\"\xe9\"\r\n", "", "datacontenttype"},
+		{"0.3 ce- header not UTF-8", "Ce-Specversion: 0.3\r\nCe-Id: 1\r\nCe-Source: /s\r\nCe-Type: t\r\nCe-Ext: \x80\r\n", "", "ext"},
 		{"batched mode", "Content-Type: application/cloudevents-batch+json\r\n", `[]`, ""},
 	}
 	for _, tt := range tests {
