@@ -85,7 +85,13 @@ type Server struct {
 	runtime  Runtime
 	store    Store
 	rejected *prometheus.CounterVec
-	tokens   atomic.Pointer[tokenSet]
+	tokens   atomic.Pointer[tokenState]
+	// tokenMu orders SetBearerTokens calls, each of which builds on the
+	// tokens of the previous one.
+	tokenMu sync.Mutex
+	// tokensUnread is 1 for each ingress whose bearer tokens could not
+	// be read.
+	tokensUnread *prometheus.GaugeVec
 	// inflight counts the HTTP requests being served; ingressInflight the
 	// ingress requests among them, bounded by Limits.MaxConcurrentRequests.
 	inflight        atomic.Int64
@@ -116,7 +122,11 @@ func New(cfg Config, runtime Runtime, store Store) *Server {
 			"Ingress requests not accepted, by HTTP status code.", "code"),
 		done:     make(chan error, 1),
 		batchers: map[string]*batcher{},
+		tokensUnread: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "knc_ingress_bearer_tokens_unreadable",
+			Help: "1 for each ingress whose bearer tokens cannot be read; fallback is previous (its last tokens stay in force) or refuse (it refuses every request)."},
+			[]string{"ingress", "fallback"}),
 	}
+	cfg.Registry.MustRegister(s.tokensUnread)
 	if cfg.BearerTokens != nil {
 		s.SetBearerTokens(cfg.BearerTokens)
 	}
@@ -263,10 +273,18 @@ func (s *Server) AdminHandler() http.Handler {
 		case "/healthz":
 			writeText(w, http.StatusOK, "ok")
 		case "/readyz":
+			// Tokens that cannot be read are told, not made a failure:
+			// they concern one ingress, which fails closed by itself, and
+			// a 503 would take every ingress of the runtime out of
+			// service.
+			msg := "ready"
+			if trouble := s.tokenTrouble(); trouble != "" {
+				msg += "\n" + trouble
+			}
 			if err := s.runtime.Ready(); err != nil {
 				writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
 			} else {
-				writeText(w, http.StatusOK, "ready")
+				writeText(w, http.StatusOK, msg)
 			}
 		case "/status":
 			s.serveStatus(w, r)

@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,43 +140,105 @@ func newTLSConfig(files TLSFiles, log *slog.Logger, metrics *tlsMetrics) (*tls.C
 // BearerTokens are the tokens each ingress accepts, by the path of its
 // Broker or Channel (/brokers/NAMESPACE/NAME). A request to an ingress that
 // has tokens must carry one in "Authorization: Bearer TOKEN", or gets 401;
-// an ingress without tokens takes any request. Several tokens let one be
+// an ingress not named takes any request. Several tokens let one be
 // rotated without refusing senders that still use the previous one.
+//
+// An ingress named with no token is one whose tokens could not be read (a
+// token file emptied, unreadable, or not a regular file): it stays
+// protected. It keeps the tokens it had, or, when it never had any,
+// refuses every request with 503 until its tokens can be read. Failing
+// open would let anyone send events while a Secret is being rewritten.
 type BearerTokens map[string][]string
 
 // tokenSet holds the digests of each path's tokens: comparing fixed-size
 // digests in constant time tells nothing about a token's length or prefix.
+// A path with no digest refuses every request.
 type tokenSet map[string][][sha256.Size]byte
 
-func newTokenSet(tokens BearerTokens) tokenSet {
-	set := tokenSet{}
-	for path, list := range tokens {
-		for _, tok := range list {
-			if tok = strings.TrimSpace(tok); tok != "" {
-				set[path] = append(set[path], sha256.Sum256([]byte(tok)))
-			}
+// tokenState is what the ingresses check requests against, and which of
+// them could not read their tokens.
+type tokenState struct {
+	set tokenSet
+	// unread holds the ingresses whose tokens could not be read: true
+	// for one that keeps its previous tokens, false for one that refuses
+	// every request.
+	unread map[string]bool
+}
+
+func digests(list []string) [][sha256.Size]byte {
+	var out [][sha256.Size]byte
+	for _, tok := range list {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			out = append(out, sha256.Sum256([]byte(tok)))
 		}
 	}
-	return set
+	return out
 }
 
 // SetBearerTokens replaces the tokens the ingresses accept, for a rotated
-// Secret; requests already admitted are not checked again.
+// Secret; requests already admitted are not checked again. An ingress
+// named with no token keeps the tokens it had, or refuses every request
+// (see BearerTokens).
 func (s *Server) SetBearerTokens(tokens BearerTokens) {
-	set := newTokenSet(tokens)
-	s.tokens.Store(&set)
+	s.tokenMu.Lock()
+	defer s.tokenMu.Unlock()
+	var prev tokenSet
+	if old := s.tokens.Load(); old != nil {
+		prev = old.set
+	}
+	next := &tokenState{set: tokenSet{}, unread: map[string]bool{}}
+	for path, list := range tokens {
+		d := digests(list)
+		if len(d) == 0 {
+			d = prev[path]
+			next.unread[path] = len(d) > 0
+		}
+		next.set[path] = d
+	}
+	s.tokens.Store(next)
+	s.tokensUnread.Reset()
+	for path, kept := range next.unread {
+		fallback := "refuse"
+		if kept {
+			fallback = "previous"
+		}
+		s.tokensUnread.WithLabelValues(path, fallback).Set(1)
+	}
+}
+
+// tokenTrouble says, for /readyz, which ingresses could not read their
+// bearer tokens and what they do meanwhile; "" when all could.
+func (s *Server) tokenTrouble() string {
+	st := s.tokens.Load()
+	if st == nil || len(st.unread) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, path := range slices.Sorted(maps.Keys(st.unread)) {
+		if st.unread[path] {
+			fmt.Fprintf(&b, "the bearer tokens of %s cannot be read: its previous tokens stay in force\n", path)
+		} else {
+			fmt.Fprintf(&b, "the bearer tokens of %s cannot be read: it refuses every request\n", path)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // authorized checks the bearer token of a request to the ingress at path,
-// and answers 401 when it is missing or wrong.
+// and answers 401 when it is missing or wrong, and 503 when the ingress's
+// tokens could not be read.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request, path string) bool {
-	set := s.tokens.Load()
-	if set == nil {
+	st := s.tokens.Load()
+	if st == nil {
 		return true
 	}
-	want := (*set)[path]
-	if len(want) == 0 {
+	want, protected := st.set[path]
+	if !protected {
 		return true
+	}
+	if len(want) == 0 {
+		s.unavailable(w, "the bearer tokens of this ingress cannot be read; no request is accepted until they can")
+		return false
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(auth, " ")

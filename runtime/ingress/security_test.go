@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/knc-dev/knc/internal/routing"
@@ -292,4 +294,115 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no gauge %s", name)
 	return 0
+}
+
+// TestUnreadableBearerTokensFailClosed gives an ingress no token, as the
+// runtime does when its token file is emptied, replaced by a FIFO or left
+// with blank lines: the ingress keeps the tokens it had, one that never
+// had any refuses every request, and /readyz and a metric say so. Such an
+// ingress accepted requests without a token before.
+func TestUnreadableBearerTokensFailClosed(t *testing.T) {
+	sub := newRecorder(t)
+	table := brokerTable(trigger("a", sub.srv.URL, nil))
+	table.Brokers = append(table.Brokers, routing.Broker{
+		Source:   routing.Source{Namespace: "ns", Name: "locked"},
+		Path:     routing.BrokerPath("ns", "locked"),
+		Triggers: []routing.Trigger{trigger("l", sub.srv.URL, nil)},
+	})
+	reg := prometheus.NewRegistry()
+	secured, locked := routing.BrokerPath("ns", "b"), routing.BrokerPath("ns", "locked")
+	e := startEngine(t, engine.Options{Table: table, Registry: reg, BearerTokens: ingress.BearerTokens{
+		secured: {"s3cret"},
+		locked:  nil,
+	}})
+	send := func(path, token string) int {
+		r := ceRequest(t, e.URL()+path, "id")
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		return statusOf(t, http.DefaultClient, r)
+	}
+	answers := func() map[string]int {
+		return map[string]int{
+			"secured, no token":  send(secured, ""),
+			"secured, its token": send(secured, "s3cret"),
+			"locked, no token":   send(locked, ""),
+			"locked, some token": send(locked, "s3cret"),
+		}
+	}
+	readyz := func() (int, string) {
+		resp, err := http.Get(e.URL() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	unreadable := func() map[string]float64 {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range families {
+			if f.GetName() != "knc_ingress_bearer_tokens_unreadable" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				var labels []string
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				got[strings.Join(labels, ",")] = m.GetGauge().GetValue()
+			}
+		}
+		return got
+	}
+	lockedLine := "the bearer tokens of /brokers/ns/locked cannot be read: it refuses every request"
+	keptLine := "the bearer tokens of /brokers/ns/b cannot be read: its previous tokens stay in force"
+
+	want := map[string]int{
+		"secured, no token":  http.StatusUnauthorized,
+		"secured, its token": http.StatusAccepted,
+		"locked, no token":   http.StatusServiceUnavailable,
+		"locked, some token": http.StatusServiceUnavailable,
+	}
+	if diff := cmp.Diff(want, answers()); diff != "" {
+		t.Errorf("answers at start (-want +got):\n%s", diff)
+	}
+	if code, body := readyz(); code != http.StatusOK || body != "ready\n"+lockedLine+"\n" {
+		t.Errorf("/readyz at start = %d %q, want 200 naming the locked ingress", code, body)
+	}
+
+	// The secured Broker's file is emptied.
+	e.SetBearerTokens(ingress.BearerTokens{secured: {"", "  "}, locked: nil})
+	if diff := cmp.Diff(want, answers()); diff != "" {
+		t.Errorf("answers once the tokens cannot be read (-want +got):\n%s", diff)
+	}
+	if code, body := readyz(); code != http.StatusOK || body != "ready\n"+keptLine+"\n"+lockedLine+"\n" {
+		t.Errorf("/readyz = %d %q, want 200 naming both ingresses", code, body)
+	}
+	wantGauge := map[string]float64{
+		"fallback=previous,ingress=/brokers/ns/b":    1,
+		"fallback=refuse,ingress=/brokers/ns/locked": 1,
+	}
+	if diff := cmp.Diff(wantGauge, unreadable()); diff != "" {
+		t.Errorf("knc_ingress_bearer_tokens_unreadable (-want +got):\n%s", diff)
+	}
+
+	// The files are readable again.
+	e.SetBearerTokens(ingress.BearerTokens{secured: {"rotated"}, locked: {"opened"}})
+	if code := send(secured, "s3cret"); code != http.StatusUnauthorized {
+		t.Errorf("the previous token once new ones are read = %d, want 401", code)
+	}
+	if code := send(locked, "opened"); code != http.StatusAccepted {
+		t.Errorf("the locked Broker with its token = %d, want 202", code)
+	}
+	if code, body := readyz(); code != http.StatusOK || body != "ready\n" {
+		t.Errorf("/readyz = %d %q, want 200 ready", code, body)
+	}
+	if diff := cmp.Diff(map[string]float64{}, unreadable()); diff != "" {
+		t.Errorf("knc_ingress_bearer_tokens_unreadable once read (-want +got):\n%s", diff)
+	}
 }

@@ -84,7 +84,10 @@ With --bearer-tokens DIR, the ingresses DIR holds a file for
 (broker.NAMESPACE.NAME or channel.NAMESPACE.NAME, one token a line) require
 'Authorization: Bearer TOKEN'. DIR is read again every
 --bearer-tokens-reload-interval (10s): added, changed and revoked tokens
-apply without a restart, and a stray file is logged and skipped.
+apply without a restart, and a stray file is logged and skipped. A token
+file that cannot be read, is empty or holds only blank lines keeps its
+ingress's previous tokens, or makes it refuse every request (503) if it had
+none; /readyz and knc_ingress_bearer_tokens_unreadable say so.
 
 Run logs to stderr and prints one line there once it is ready. SIGHUP
 reloads the table: new routes apply to events not yet routed, and nothing

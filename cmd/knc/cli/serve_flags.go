@@ -324,11 +324,14 @@ func configDurability(cfg *project.Config) engine.Durability {
 
 // readBearerTokens reads a directory of token files, as a Secret mounted
 // as a volume presents its keys: broker.NAMESPACE.NAME or
-// channel.NAMESPACE.NAME, each holding one token a line. A file that is
-// misnamed, empty or unreadable is skipped and described in problems, so
-// that one stray file never stops the others, revocations included, from
-// applying; err is for a directory that cannot be read.
-func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []string, err error) {
+// channel.NAMESPACE.NAME, each holding one token a line. A misnamed file
+// is skipped; a token file that is empty, blank, unreadable or not a
+// regular file (a FIFO is refused, never waited on) names its ingress
+// with no token, which keeps that ingress protected (ingress.BearerTokens).
+// Both are described in problems, so that one stray file never stops the
+// others, revocations included, from applying; err is for a directory
+// that cannot be read.
+func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []tokenProblem, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bearer tokens: %w", err)
@@ -352,12 +355,13 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []strin
 			path = routing.ChannelPath(ns, obj)
 		}
 		if path == "" {
-			problems = append(problems, fmt.Sprintf("%s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", file))
+			problems = append(problems, tokenProblem{msg: fmt.Sprintf("%s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", file)})
 			continue
 		}
 		b, err := safeio.ReadFile(file, maxTokenFileBytes)
 		if err != nil {
-			problems = append(problems, err.Error())
+			problems = append(problems, tokenProblem{msg: err.Error(), unreadable: true})
+			tokens[path] = nil
 			continue
 		}
 		var list []string
@@ -367,12 +371,18 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []strin
 			}
 		}
 		if len(list) == 0 {
-			problems = append(problems, fmt.Sprintf("%s holds no token", file))
-			continue
+			problems = append(problems, tokenProblem{msg: fmt.Sprintf("%s holds no token", file), unreadable: true})
 		}
 		tokens[path] = list
 	}
 	return tokens, problems, nil
+}
+
+// tokenProblem describes a file of the bearer token directory that gave
+// no token: misnamed, or a token file that cannot be read.
+type tokenProblem struct {
+	msg        string
+	unreadable bool
 }
 
 // maxTokenFileBytes bounds a token file: a few tokens, one a line.
@@ -418,9 +428,13 @@ func (f *serveFlags) watchTokens(ctx context.Context, eng *engine.Engine, log *s
 	}
 }
 
-func (f *serveFlags) reportTokens(eng *engine.Engine, log *slog.Logger, tokens ingress.BearerTokens, problems []string) {
+func (f *serveFlags) reportTokens(eng *engine.Engine, log *slog.Logger, tokens ingress.BearerTokens, problems []tokenProblem) {
 	for _, p := range problems {
-		log.Warn("bearer token file skipped; the other files apply", "problem", p)
+		if p.unreadable {
+			log.Warn("bearer token file cannot be read; its ingress keeps its previous tokens, or refuses every request if it has none", "problem", p.msg)
+		} else {
+			log.Warn("bearer token file skipped; the other files apply", "problem", p.msg)
+		}
 	}
 	if len(tokens) == 0 {
 		log.Warn("the bearer token directory holds no tokens: every ingress accepts requests without one", "dir", f.bearerTokens)

@@ -11,6 +11,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -20,6 +22,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +171,7 @@ func TestReadBearerTokens(t *testing.T) {
 	for name, content := range map[string]string{
 		"broker.shop.orders":      "a\n\n b \n",
 		"channel.shop.audit.v2":   "c",
+		"broker.shop.blank":       "\n  \n",
 		".hidden":                 "ignored",
 		"..data/broker.x.y":       "ignored",
 		"..2026_01_01/broker.x.y": "ignored",
@@ -180,13 +184,28 @@ func TestReadBearerTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, problems, err := readBearerTokens(dir)
-	if err != nil || len(problems) > 0 {
-		t.Fatal(err, problems)
+	fifo := filepath.Join(dir, "broker.shop.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
 	}
+	got, problems, err := readBearerTokens(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A token file that gives no token names its ingress with none,
+	// which keeps that ingress protected.
 	want := ingress.BearerTokens{
 		"/brokers/shop/orders":    {"a", "b"},
 		"/channels/shop/audit.v2": {"c"},
+		"/brokers/shop/blank":     nil,
+		"/brokers/shop/fifo":      nil,
+	}
+	wantProblems := []tokenProblem{
+		{msg: filepath.Join(dir, "broker.shop.blank") + " holds no token", unreadable: true},
+		{msg: fifo + ": not a regular file (it is a named pipe); knc reads only regular files", unreadable: true},
+	}
+	if diff := cmp.Diff(wantProblems, problems, cmp.AllowUnexported(tokenProblem{})); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
@@ -295,6 +314,98 @@ func TestBearerTokensReload(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("30s after the change, answers (-want +got):\n%s\nnot logged: %q\nlog:\n%s", diff, missing, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBearerTokensUnreadableFailClosed empties the token file of a Broker
+// while knc run serves, then replaces it by a FIFO, then by blank lines:
+// each time the Broker keeps its token, /readyz says its tokens cannot be
+// read, and a change to another file in the same reload applies, so that
+// the FIFO never blocked the reload. The Broker accepted requests without
+// a token before.
+func TestBearerTokensUnreadableFailClosed(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.Mkdir(tokens, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	replace := func(name string, make func(path string) error) {
+		t.Helper()
+		tmp := filepath.Join(dir, "new-"+name)
+		if err := make(tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(tokens, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, content string) {
+		t.Helper()
+		replace(name, func(p string) error { return os.WriteFile(p, []byte(content), 0o600) })
+	}
+	write("broker.shop.orders", "orders-token\n")
+	write("broker.shop.public", "public-0\n")
+	tableFile := writeShopTable(t, dir)
+	base, stderr := startRun(t, dir, "--table", tableFile, "--bearer-tokens", tokens, "--bearer-tokens-reload-interval", "50ms")
+
+	readyz := func() string {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
+	kept := "200 ready\nthe bearer tokens of /brokers/shop/orders cannot be read: its previous tokens stay in force\n"
+	for i, breakFile := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"emptied", func(p string) error { return os.WriteFile(p, nil, 0o600) }},
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"blank lines", func(p string) error { return os.WriteFile(p, []byte("\n  \n\n"), 0o600) }},
+	} {
+		publicToken := fmt.Sprintf("public-%d", i+1)
+		replace("broker.shop.orders", breakFile.make)
+		write("broker.shop.public", publicToken+"\n")
+		eventually(t, 30*time.Second, "the public token to be rotated, with the orders file "+breakFile.name, func() bool {
+			return postEvent(t, http.DefaultClient, base, "public", publicToken) == http.StatusAccepted
+		})
+		got := map[string]int{
+			"orders, no token":  postEvent(t, http.DefaultClient, base, "orders", ""),
+			"orders, its token": postEvent(t, http.DefaultClient, base, "orders", "orders-token"),
+		}
+		want := map[string]int{"orders, no token": http.StatusUnauthorized, "orders, its token": http.StatusAccepted}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("orders file %s: answers (-want +got):\n%s", breakFile.name, diff)
+		}
+		if got := readyz(); got != kept {
+			t.Errorf("orders file %s: /readyz = %q, want %q", breakFile.name, got, kept)
+		}
+	}
+	if log := stderr.String(); !strings.Contains(log, `level=WARN msg="bearer token file cannot be read; its ingress keeps its previous tokens, or refuses every request if it has none" problem="`+filepath.Join(tokens, "broker.shop.orders")+`: not a regular file (it is a named pipe)`) {
+		t.Errorf("the FIFO is not reported:\n%s", log)
+	}
+
+	write("broker.shop.orders", "orders-new\n")
+	eventually(t, 30*time.Second, "the orders file to be read again", func() bool {
+		return postEvent(t, http.DefaultClient, base, "orders", "orders-new") == http.StatusAccepted
+	})
+	if got := readyz(); got != "200 ready\n" {
+		t.Errorf("/readyz once the file is read = %q, want 200 ready", got)
+	}
+}
+
+// eventually polls cond until it holds, and fails the test after timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
