@@ -1,8 +1,10 @@
 // Package redact hides the secrets a URI may carry before knc shows it in
-// /status, logs, metric labels, graphs or diffs: the password of its
-// userinfo, always, and the value of every query parameter (a ?token= or
-// ?sig= is a credential as often as not). The scheme, host, path and
-// parameter names stay, so that the URI still says where events go.
+// /status, logs, metric labels, /ui, graphs or diffs. One rule holds for
+// every place a URI is shown: its userinfo is masked whole (in
+// http://TOKEN@host the user name is the credential), as are the value of
+// every query parameter and of every path parameter (?token=, ;sig=: a
+// credential as often as not) and the fragment. The scheme, host, path
+// and parameter names stay, so that the URI still says where events go.
 //
 // It must not import the compiler or the runtime.
 package redact
@@ -19,7 +21,7 @@ const Mask = "xxxxx"
 // a URI is masked whole when it looks as if it holds userinfo or a query,
 // and returned as it is otherwise.
 func URI(u string) string {
-	if !strings.ContainsAny(u, "@?") {
+	if !strings.ContainsAny(u, "@?;#") {
 		return u
 	}
 	p, err := url.Parse(u)
@@ -27,25 +29,50 @@ func URI(u string) string {
 		return Mask
 	}
 	if p.User != nil {
-		if _, ok := p.User.Password(); ok {
-			p.User = url.UserPassword(p.User.Username(), Mask)
-		}
+		p.User = url.User(Mask)
 	}
 	if p.RawQuery != "" {
-		var b strings.Builder
-		for i, part := range strings.Split(p.RawQuery, "&") {
-			if i > 0 {
-				b.WriteByte('&')
-			}
-			name, _, hasValue := strings.Cut(part, "=")
-			b.WriteString(name)
-			if hasValue {
-				b.WriteString("=" + Mask)
+		p.RawQuery = maskParams(p.RawQuery, "&")
+	}
+	if p.Fragment != "" || p.RawFragment != "" {
+		p.Fragment, p.RawFragment = Mask, ""
+	}
+	if escaped := p.EscapedPath(); strings.Contains(escaped, ";") {
+		segments := strings.Split(escaped, "/")
+		for i, seg := range segments {
+			if name, params, ok := strings.Cut(seg, ";"); ok {
+				segments[i] = name + ";" + maskParams(params, ";")
 			}
 		}
-		p.RawQuery = b.String()
+		raw := strings.Join(segments, "/")
+		path, err := url.PathUnescape(raw)
+		if err != nil {
+			return Mask
+		}
+		p.Path, p.RawPath = path, raw
+	}
+	if p.Opaque != "" && strings.ContainsAny(p.Opaque, "@;") {
+		// mailto:TOKEN@host and the like carry no structure to keep.
+		p.Opaque = Mask
 	}
 	return p.String()
+}
+
+// maskParams masks the value of each name=value parameter of params,
+// which sep separates.
+func maskParams(params, sep string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(params, sep) {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		name, _, hasValue := strings.Cut(part, "=")
+		b.WriteString(name)
+		if hasValue {
+			b.WriteString("=" + Mask)
+		}
+	}
+	return b.String()
 }
 
 // Text masks the URIs among the space-separated words of a message, such

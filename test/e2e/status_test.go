@@ -211,24 +211,34 @@ func TestStatusAndHeldEvents(t *testing.T) {
 }
 
 // TestStatusAndLogsMaskSecrets serves Triggers whose subscriber URIs carry
-// a password and a token in the query: /status, which anyone who reaches
-// the listener reads, and the log of a failed delivery show them masked.
-// Both showed them whole before.
+// a password, a user name alone, a token in the query, one in a path
+// parameter and one in the fragment: /status, which anyone who reaches the
+// listener reads, and the log of a failed delivery show them masked. Both
+// showed them whole before, and the user name, path parameter and
+// fragment until internal/redact masked every part of a URI that can hold
+// a credential.
 func TestStatusAndLogsMaskSecrets(t *testing.T) {
 	sub := newSubscriber(t)
 	withSecrets := strings.Replace(sub.url("/hook?token=s3cr3t-token"), "http://", "http://ops:hunter2-pw@", 1)
-	down := strings.Replace(closedPort(t), "http://", "http://ops:hunter2-pw@", 1) + "down?token=s3cr3t-token"
+	userOnly := strings.Replace(sub.url("/in;sig=p4th-s3cret#fr4g-s3cret"), "http://", "http://T0KEN-u5er@", 1)
+	down := strings.Replace(closedPort(t), "http://", "http://T0KEN-u5er@", 1) + "down;sig=p4th-s3cret?token=s3cr3t-token#fr4g-s3cret"
 	k := startKnc(t, table([]routing.Broker{broker("b",
 		trig("ok", withSecrets, nil),
+		trig("user", userOnly, nil),
 		trig("down", down, &routing.Delivery{}))}))
+	secrets := []string{"hunter2-pw", "s3cr3t-token", "T0KEN-u5er", "p4th-s3cret", "fr4g-s3cret"}
 
 	st := getStatus(t, k)
-	got := st["Trigger/ok"].Status.SubscriberURI
-	if want := strings.Replace(sub.url("/hook?token=xxxxx"), "http://", "http://ops:xxxxx@", 1); got != want {
-		t.Errorf("subscriberUri = %q, want %q", got, want)
+	for name, want := range map[string]string{
+		"Trigger/ok":   strings.Replace(sub.url("/hook?token=xxxxx"), "http://", "http://xxxxx@", 1),
+		"Trigger/user": strings.Replace(sub.url("/in;sig=xxxxx#xxxxx"), "http://", "http://xxxxx@", 1),
+	} {
+		if got := st[name].Status.SubscriberURI; got != want {
+			t.Errorf("%s subscriberUri = %q, want %q", name, got, want)
+		}
 	}
 	body := rawStatus(t, k)
-	for _, secret := range []string{"hunter2-pw", "s3cr3t-token"} {
+	for _, secret := range secrets {
 		if strings.Contains(body, secret) {
 			t.Errorf("/status shows %q:\n%s", secret, body)
 		}
@@ -239,7 +249,7 @@ func TestStatusAndLogsMaskSecrets(t *testing.T) {
 	rig.Eventually(t, 30*time.Second, "the failed delivery to be logged", func() bool {
 		return strings.Contains(k.Log(), "dropping an event that could not be delivered")
 	})
-	for _, secret := range []string{"hunter2-pw", "s3cr3t-token"} {
+	for _, secret := range secrets {
 		if strings.Contains(k.Log(), secret) {
 			t.Errorf("the log shows %q:\n%s", secret, k.Log())
 		}
