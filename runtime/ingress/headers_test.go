@@ -1,10 +1,15 @@
 package ingress_test
 
 import (
+	"bufio"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,5 +74,62 @@ func TestHeaderNotUTF8IsRefused(t *testing.T) {
 	eventually(t, 10*time.Second, "the valid event's delivery", func() bool { return len(sub.received()) > 0 })
 	if diff := cmp.Diff([]string{"valid"}, sub.received()); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+// TestSmuggledRequestIsNotServed sends, on one connection, a request with
+// both Content-Length and Transfer-Encoding: chunked whose chunked body
+// ends at once and is followed by a second request, which a proxy framing
+// by Content-Length would take for part of the body. The connection is
+// closed after the first answer (RFC 9112 section 6.1): the hidden request
+// is neither answered nor delivered. It was served, and its event
+// delivered, before.
+func TestSmuggledRequestIsNotServed(t *testing.T) {
+	sub := newIDRecorder(t)
+	e := startEngine(t, engine.Options{Table: brokerTable(trigger("a", sub.srv.URL, nil))})
+	path := routing.BrokerPath("ns", "b")
+	event := func(id string) string {
+		return "Ce-Specversion: 1.0\r\nCe-Id: " + id + "\r\nCe-Source: /s\r\nCe-Type: t\r\n"
+	}
+	hidden := "POST " + path + " HTTP/1.1\r\nHost: knc\r\n" + event("hidden") + "Content-Length: 2\r\n\r\n{}"
+	body := "0\r\n\r\n" + hidden
+	smuggling := "POST " + path + " HTTP/1.1\r\nHost: knc\r\n" + event("visible") +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(smuggling)); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var answers []int
+	for {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("after %v: %v, want the connection closed", answers, err)
+			}
+			break
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answers = append(answers, resp.StatusCode)
+	}
+	if len(answers) != 1 {
+		t.Errorf("answers on the connection = %v, want one, then the connection closed", answers)
+	}
+
+	if code := statusOf(t, http.DefaultClient, ceRequest(t, e.URL()+path, "after")); code != http.StatusAccepted {
+		t.Fatalf("the event sent after = %d, want 202", code)
+	}
+	eventually(t, 10*time.Second, "the later event's delivery", func() bool { return slices.Contains(sub.received(), "after") })
+	if slices.Contains(sub.received(), "hidden") {
+		t.Errorf("the hidden request's event was delivered: %v", sub.received())
 	}
 }

@@ -236,6 +236,7 @@ func (s *Server) Stop(ctx context.Context) error {
 func (s *Server) Handler() http.Handler {
 	admin := s.AdminHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		closeAfterChunked(w, r)
 		if s.cfg.UI != nil && isUIPath(r.URL.Path) {
 			// Not counted in flight: Stop would wait for the page's
 			// event stream, which never ends by itself. Stop closes its
@@ -264,11 +265,26 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
+// closeAfterChunked closes an HTTP/1 connection after the answer to a
+// request with a Transfer-Encoding. net/http frames such a request by its
+// chunks and drops a Content-Length sent with it before a handler sees it,
+// so the two headers together cannot be told from chunked alone; a proxy
+// in front that framed it by the Content-Length would pass what follows
+// the chunks as part of the body, and a request hidden there would be
+// served on the same connection. RFC 9112 section 6.1 requires closing the
+// connection after such a request; chunked senders only lose keep-alive.
+func closeAfterChunked(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
+		w.Header().Set("Connection", "close")
+	}
+}
+
 // AdminHandler serves /healthz, /readyz, /status and /metrics, and 404 for
 // every other path: no event is taken on it.
 func (s *Server) AdminHandler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		closeAfterChunked(w, r)
 		switch r.URL.Path {
 		case "/healthz":
 			writeText(w, http.StatusOK, "ok")
