@@ -340,7 +340,9 @@ func apply(r *rand.Rand, c *Case, op string) (Mutation, bool) {
 		c.replace(s, str(v))
 		m.Path, m.Detail = s.path, fmt.Sprintf("%q spelt %q", s.node.Value, v)
 	case "length":
-		s, ok := choose(r, c, func(s site) bool { return s.parent != nil && (isString(s.node) || s.key != nil && isOpenMap(parentPath(s.path))) })
+		s, ok := choose(r, c, func(s site) bool {
+			return s.parent != nil && (isString(s.node) || s.key != nil && isOpenMap(parentPath(s.path)))
+		})
 		if !ok {
 			return m, false
 		}
@@ -380,7 +382,9 @@ func apply(r *rand.Rand, c *Case, op string) (Mutation, bool) {
 		c.replace(s, plain(w))
 		m.Path, m.Detail = s.path, "unquoted "+w
 	case "number":
-		s, ok := choose(r, c, func(s site) bool { return s.parent != nil && (isInt(s.node) || s.node.Kind == yaml.ScalarNode && r.IntN(8) == 0) })
+		s, ok := choose(r, c, func(s site) bool {
+			return s.parent != nil && (isInt(s.node) || s.node.Kind == yaml.ScalarNode && r.IntN(8) == 0)
+		})
 		if !ok {
 			return m, false
 		}
