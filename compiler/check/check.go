@@ -80,24 +80,28 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 		ns = c.defaults.Namespace
 	}
 	decoded := diags
+	var validated diag.List
 	for _, e := range obj.Validate(c.features, ns) {
 		if reported(decoded, e.Path) {
 			continue
 		}
 		if e.Warning {
-			diags.AddWarning(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+			validated.AddWarning(doc.PosOf(e.Path), e.Path, "%s", e.Message)
 		} else {
-			diags.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
+			validated.Add(doc.PosOf(e.Path), e.Path, "%s", e.Message)
 		}
 	}
-	statusWarnings(diags)
+	statusWarnings(validated)
+	diags = append(diags, validated...)
 	obj.SetDefaults(c.defaults)
 	return &model.Entry{Key: model.KeyOf(obj), Doc: doc, Object: obj}, diags
 }
 
-// statusWarnings turns the problems found in an object's status into
+// statusWarnings turns what validation finds in an object's status into
 // warnings: the API server drops the status of an object it creates, so
-// Knative never sees it.
+// Knative never validates it. Decoding problems in a status stay errors:
+// Knative's defaulting webhook decodes the whole object strictly, status
+// included, before the API server drops it.
 func statusWarnings(diags diag.List) {
 	for i, d := range diags {
 		if d.Path == "status" || strings.HasPrefix(d.Path, "status.") {

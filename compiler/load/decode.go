@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,7 +22,7 @@ import (
 //
 // A field is required when its json tag lacks omitempty, unless its knc tag
 // says "optional". A knc:"open" field takes any value; knc:"nullable" accepts
-// null.
+// null; knc:"time" takes an RFC 3339 time.
 func Decode(doc *Document, out any) diag.List {
 	t := doc.tree
 	if t == nil {
@@ -43,6 +44,9 @@ type decoder struct {
 
 type fieldOpts struct {
 	open, nullable bool
+	// time: the string is an RFC 3339 time, as Kubernetes' metav1.Time
+	// decodes it.
+	time bool
 }
 
 type fieldInfo struct {
@@ -83,7 +87,7 @@ func infoFor(t reflect.Type) *structInfo {
 				name:     name,
 				index:    idx,
 				required: !strings.Contains(rest, "omitempty") && !strings.Contains(knc, "optional"),
-				opts:     fieldOpts{open: strings.Contains(knc, "open"), nullable: strings.Contains(knc, "nullable")},
+				opts:     fieldOpts{open: strings.Contains(knc, "open"), nullable: strings.Contains(knc, "nullable"), time: strings.Contains(knc, "time")},
 			}
 			info.fields[name] = fi
 			info.names = append(info.names, name)
@@ -129,7 +133,7 @@ func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		elem := reflect.New(v.Type().Elem())
-		d.value(n, elem.Elem(), path, fieldOpts{})
+		d.value(n, elem.Elem(), path, fieldOpts{time: opts.time})
 		v.Set(elem)
 	case reflect.Struct:
 		d.structValue(n, v, path)
@@ -165,8 +169,27 @@ func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
 			d.errorf(n, path, "must be a string, not %s%s", article(n), hintQuote(n))
 			return
 		}
+		if b, ok := yaml11Bool(n); ok {
+			// knc reads YAML 1.2, as Flux does; kubectl and Argo CD
+			// read YAML 1.1, where this is a boolean Knative refuses
+			// in a string field. The verdict would hang on the client.
+			d.errorf(n, path, "kubectl and Argo CD read %s as the boolean %t (YAML 1.1); quote it: %q", n.value(), b, n.value())
+			return
+		}
+		if opts.time && n.value() != "" {
+			if _, err := time.Parse(time.RFC3339, n.value()); err != nil {
+				d.errorf(n, path, "%q is not a time such as 2006-01-02T15:04:05Z (RFC 3339)", n.value())
+				return
+			}
+		}
 		v.SetString(n.value())
 	case reflect.Int64, reflect.Int32, reflect.Int:
+		if i, ok := wholeFloat(n); ok && !v.OverflowInt(i) {
+			// kubectl sends a whole number written as a float (3.0,
+			// 1e1) as an integer, and Knative admits it.
+			v.SetInt(i)
+			return
+		}
 		if n.kind() != yaml.ScalarNode || n.tag() != "!!int" {
 			d.errorf(n, path, "must be an integer, not %s", article(n))
 			return
@@ -197,6 +220,35 @@ func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
 	default:
 		d.errorf(n, path, "cannot decode into %s", v.Type())
 	}
+}
+
+// yaml11Bool says whether n is an unquoted scalar that YAML 1.1 reads as
+// a boolean and YAML 1.2 as a string (on, off, yes, no, y, n and their
+// capitalised spellings), and which boolean.
+func yaml11Bool(n node) (value, ok bool) {
+	if yaml.Style(n.c().style)&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return false, false
+	}
+	switch n.value() {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
+}
+
+// wholeFloat returns the integer a float scalar such as 3.0 or 1e1 stands
+// for, when it is a whole number in range.
+func wholeFloat(n node) (int64, bool) {
+	if n.kind() != yaml.ScalarNode || n.tag() != "!!float" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.value(), 64)
+	if err != nil || f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 func (d *decoder) structValue(n node, v reflect.Value, path string) {

@@ -33,6 +33,6 @@ type ChannelStatus struct {
 type SubscriberStatus struct {
 	UID                string `json:"uid,omitempty"`
 	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
-	Ready              string `json:"ready"`
+	Ready              string `json:"ready" knc:"optional"`
 	Message            string `json:"message,omitempty"`
 }

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/cesql"
 )
 
@@ -54,6 +58,25 @@ func validateMeta(errs *FieldErrors, m *ObjectMeta) {
 	}
 	if m.Generation < 0 {
 		errs.Add("metadata.generation", "must not be negative")
+	}
+	// The API server's own checks of labels and annotations.
+	for _, k := range sortedKeys(m.Labels) {
+		p := load.JoinKey("metadata.labels", k)
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs.Add(p, "the key %q is not a valid label key: %s", k, msg)
+		}
+		for _, msg := range validation.IsValidLabelValue(m.Labels[k]) {
+			errs.Add(p, "%q is not a valid label value: %s", m.Labels[k], msg)
+		}
+	}
+	for _, k := range sortedKeys(m.Annotations) {
+		// Annotation keys follow the rule of label keys, but in any case.
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
+			errs.Add(load.JoinKey("metadata.annotations", k), "the key %q is not a valid annotation key: %s", k, msg)
+		}
+	}
+	if err := apivalidation.ValidateAnnotationsSize(m.Annotations); err != nil {
+		errs.Add("metadata.annotations", "%v", err)
 	}
 }
 

@@ -22,6 +22,10 @@ func (t *Trigger) BrokerKey() Key {
 // TriggerSpec is a Trigger's desired state.
 type TriggerSpec = spec.TriggerSpec
 
+// BrokerLabel is the label Knative's defaulting sets on a Trigger to the
+// name of its Broker.
+const BrokerLabel = "eventing.knative.dev/broker"
+
 // Annotations of a Trigger that Knative's admission checks.
 const (
 	// DependencyAnnotation holds a JSON object reference the Trigger

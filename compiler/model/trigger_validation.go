@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Validate checks one Trigger on its own. namespace is the namespace the
@@ -19,7 +21,9 @@ func (t *Trigger) Validate(f Features, namespace string) FieldErrors {
 	case s.Broker != "" && s.BrokerRef != nil:
 		errs.Add("spec", "sets both broker and brokerRef; give only one")
 	case s.Broker != "":
-		if p := nameProblem(s.Broker); p != "" {
+		if msgs := validation.IsValidLabelValue(s.Broker); len(msgs) > 0 {
+			errs.Add("spec.broker", "Knative's defaulting copies it into the label %s, and the API server refuses that label: %s", BrokerLabel, strings.Join(msgs, "; "))
+		} else if p := nameProblem(s.Broker); p != "" {
 			errs.Warn("spec.broker", "%s; Knative admits it, but no Broker has such a name", p)
 		}
 	}

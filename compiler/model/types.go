@@ -34,12 +34,12 @@ type DeliverySpec = spec.DeliverySpec
 
 // Condition is a Knative apis.Condition.
 type Condition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
+	Type               string `json:"type" knc:"optional"`
+	Status             string `json:"status" knc:"optional"`
 	Severity           string `json:"severity,omitempty"`
 	Reason             string `json:"reason,omitempty"`
 	Message            string `json:"message,omitempty"`
-	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty" knc:"time"`
 }
 
 // Status is the part of status every kind shares.
