@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz fuzz-knative-filter reliability soak golden golden-check vet lint fmt-check tidy-check clean
+.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz fuzz-knative fuzz-knative-admission fuzz-knative-filter reliability soak golden golden-check vet lint fmt-check tidy-check clean
 
 all: build
 
@@ -140,6 +140,22 @@ fuzz:
 		echo "== $$name in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+# fuzz-knative runs both long campaigns against Knative's own code: the
+# admission of manifests, then the Broker filter on Trigger/event pairs.
+fuzz-knative: fuzz-knative-admission fuzz-knative-filter
+
+# fuzz-knative-admission judges N generated manifests with knc and with Knative
+# Eventing's own admission (tools/koracle of ../shared, or of
+# KNC_SHARED_DIR), on a new seed unless SEED is given. It prints the counts
+# by kind and mutation operator, the share Knative refuses and each allowed
+# difference with its count, and writes a shrunk reproducer of every
+# disagreement to bin/fuzz-knative. A bounded run (300 inputs, seed 1) is
+# part of `make test`.
+N ?= 10000
+SEED ?= $(shell date +%s)
+fuzz-knative-admission:
+	$(GO) test -count=1 -v -timeout 60m ./test/admission -run '^TestKnativeAdmissionDifferential$$' -args -admission.n=$(N) -admission.seed=$(SEED) -admission.out=$(BIN)/fuzz-knative
 
 # fuzz-knative-filter compares runtime/router with Knative's own Broker
 # filter (kfilter, from the shared koracle tools: KNC_SHARED_DIR or ../shared)

@@ -74,7 +74,7 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	if obj == nil {
 		return c.other(doc)
 	}
-	diags = load.Decode(doc, obj)
+	diags = load.DecodeManifest(doc, obj)
 	ns := doc.Namespace
 	if ns == "" {
 		ns = c.defaults.Namespace

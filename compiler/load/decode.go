@@ -24,6 +24,19 @@ import (
 // says "optional". A knc:"open" field takes any value; knc:"nullable" accepts
 // null; knc:"time" takes an RFC 3339 time.
 func Decode(doc *Document, out any) diag.List {
+	return decode(doc, out, false)
+}
+
+// DecodeManifest decodes an object that a client sends to a cluster, as
+// Decode does, and also refuses in a string field an unquoted scalar that
+// YAML 1.1 reads as a boolean: kubectl and Argo CD (YAML 1.1) would send a
+// boolean where Flux (YAML 1.2) sends the string. Files only knc reads,
+// such as knc.yaml, are decoded with Decode.
+func DecodeManifest(doc *Document, out any) diag.List {
+	return decode(doc, out, true)
+}
+
+func decode(doc *Document, out any, yaml11 bool) diag.List {
 	t := doc.tree
 	if t == nil {
 		// Not compacted: decode a compact copy, which costs less than
@@ -32,7 +45,7 @@ func Decode(doc *Document, out any) diag.List {
 			return diag.List{{Pos: doc.PosOf(""), Message: "the object is too large to decode"}}
 		}
 	}
-	d := decoder{file: doc.File}
+	d := decoder{file: doc.File, yaml11: yaml11}
 	d.value(node{t, 0}, reflect.ValueOf(out).Elem(), "", fieldOpts{})
 	return d.diags
 }
@@ -40,6 +53,8 @@ func Decode(doc *Document, out any) diag.List {
 type decoder struct {
 	file  string
 	diags diag.List
+	// yaml11: refuse YAML 1.1 booleans in string fields.
+	yaml11 bool
 }
 
 type fieldOpts struct {
@@ -169,7 +184,7 @@ func (d *decoder) value(n node, v reflect.Value, path string, opts fieldOpts) {
 			d.errorf(n, path, "must be a string, not %s%s", article(n), hintQuote(n))
 			return
 		}
-		if b, ok := yaml11Bool(n); ok {
+		if b, ok := yaml11Bool(n); ok && d.yaml11 {
 			// knc reads YAML 1.2, as Flux does; kubectl and Argo CD
 			// read YAML 1.1, where this is a boolean Knative refuses
 			// in a string field. The verdict would hang on the client.

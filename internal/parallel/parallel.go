@@ -31,12 +31,28 @@ func ForWorkers(n, workers int, fn func(int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[workerPanic]
 	for range workers {
 		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					failed.CompareAndSwap(nil, &workerPanic{r})
+					// The other workers stop at their next item.
+					next.Store(int64(n))
+				}
+			}()
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				fn(i)
 			}
 		})
 	}
 	wg.Wait()
+	if p := failed.Load(); p != nil {
+		// Raised again on the caller's goroutine, where a recover at
+		// the program's boundary can catch it; on a worker's it would
+		// end the process.
+		panic(p.value)
+	}
 }
+
+type workerPanic struct{ value any }

@@ -24,3 +24,17 @@ func TestForWaits(t *testing.T) {
 		t.Errorf("For returned after %d of 100 iterations", got)
 	}
 }
+
+func TestForRaisesAWorkersPanicOnTheCaller(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "item 7" {
+			t.Errorf("recovered %v, want the worker's panic \"item 7\"", r)
+		}
+	}()
+	ForWorkers(100, 4, func(i int) {
+		if i == 7 {
+			panic("item 7")
+		}
+	})
+	t.Error("ForWorkers returned after a worker panicked")
+}

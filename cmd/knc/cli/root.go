@@ -50,7 +50,23 @@ func Main() int {
 	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// beforeCommand, when set (by tests only), runs inside the command
+// boundary before the command.
+var beforeCommand func(args []string)
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A panic is a bug in knc, not a problem with the input: it ends as
+	// a usage or I/O error does, with a line asking for a report rather
+	// than a stack trace.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "knc: internal error: %v; please report it at https://github.com/knc-dev/knc/issues with the command and its input\n", r)
+			code = exitTrouble
+		}
+	}()
+	if beforeCommand != nil {
+		beforeCommand(args)
+	}
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/knc-dev/knc/internal/parallel"
 )
 
 func TestMain(m *testing.M) {
@@ -22,6 +24,18 @@ func TestMain(m *testing.M) {
 		// cancelled context, so that `kill -INT` in a script stops a
 		// server cleanly.
 		"knc": func() { os.Exit(Main()) },
+		// knc-panicking is knc with a bug: it panics inside the
+		// command boundary, while a compile runs on many goroutines.
+		"knc-panicking": func() {
+			beforeCommand = func([]string) {
+				parallel.For(4, func(i int) {
+					if i == 3 {
+						panic("a bug planted by the test")
+					}
+				})
+			}
+			os.Exit(Main())
+		},
 	})
 }
 

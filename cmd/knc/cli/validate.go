@@ -34,8 +34,9 @@ entry with no dialect with content (it matches every event), an empty
 dialect beside one with content, a broker or reference name no object can
 have, a ref beside a uri that is incomplete, CACerts beside a ref alone
 that are not a certificate, a negative backoffDelay or timeout, a Trigger's
-brokerRef (knc routes by spec.broker), an empty Subscription reply, and any
-problem in a status (the API server drops it).
+brokerRef (knc routes by spec.broker), an empty Subscription reply, and a
+value knc would not write in a status (the API server drops it; a status
+Knative cannot decode is an error).
 
 PATH is a file or a directory, walked recursively; the default is the current
 directory; - reads a YAML stream from standard input. YAML (multi-document
