@@ -134,6 +134,21 @@ func (g *Generator) Seed(name string) *Case {
 	return nil
 }
 
+// Graft puts v in place of the field, list item or subtree selector
+// picks (modulo their number; the root is never replaced) and returns the
+// path of the place: any value at any path, for fuzz targets whose input
+// chooses both.
+func (c *Case) Graft(selector uint, v *yaml.Node) string {
+	all := sites(c.Doc)[1:]
+	if len(all) == 0 {
+		return ""
+	}
+	s := all[selector%uint(len(all))]
+	c.replace(s, v)
+	c.Mutations = append(c.Mutations, Mutation{Op: "graft", Path: s.path, Detail: "replaced by " + describe(v)})
+	return s.path
+}
+
 // site is a place in the tree: a value, with the mapping or sequence that
 // holds it.
 type site struct {
