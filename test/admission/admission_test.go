@@ -108,16 +108,6 @@ func unresolved(d diag.Diagnostic) bool {
 // allowed are the deliberate differences docs/validation.md lists.
 var allowed = []admissionfuzz.Allowance{
 	{
-		// Not deliberate: CESQL that Knative's lexer skips is to be
-		// admitted with a warning by the change to knc's CESQL checks
-		// of its own issue; this entry goes when that lands.
-		Name:   "cesql-lexer-pending",
-		Reason: "Knative's validation collects only the CESQL parser's errors, so it admits characters its lexer cannot read; knc refuses them until its CESQL checks change",
-		Match: func(o admissionfuzz.Outcome) bool {
-			return o.Knc.Refused && !o.Knative.Refused && strings.Contains(o.Knc.Reason, ".cesql: ") && !strings.Contains(o.Knc.Reason, " | ")
-		},
-	},
-	{
 		Name:   "not-a-knative-kind",
 		Reason: "an object of an API group knc does not know is loaded as a reference target, with a warning; the API server refuses a group it does not serve",
 		Match: func(o admissionfuzz.Outcome) bool {
