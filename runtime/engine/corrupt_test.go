@@ -102,14 +102,14 @@ func TestDamagedBlockAccountingBalances(t *testing.T) {
 	sub := newRecorder(t)
 	tr.Subscriber = routing.Destination{URI: sub.srv.URL}
 	tr.Delivery = nil
-	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir, AckWait: time.Second})
+	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir})
 	defer func() { t.Logf("delivered %v, events unreadable %v, deliveries unreadable %v, redelivered %v", testutilCounter(second, "knc_deliveries_delivered_total"), testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable"), testutilCounterWith(second, "knc_deliveries_dropped_total", "reason", "unreadable"), sub.count()) }()
 	settled := func() float64 {
 		return testutilCounter(second, "knc_deliveries_delivered_total") +
 			testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable") +
 			testutilCounterWith(second, "knc_deliveries_dropped_total", "reason", "unreadable")
 	}
-	eventually(t, 20*time.Second, "every accepted delivery to be delivered or counted lost", func() bool {
+	eventually(t, 60*time.Second, "every accepted delivery to be delivered or counted lost", func() bool {
 		return settled() >= events
 	})
 	delivered := testutilCounter(second, "knc_deliveries_delivered_total")

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/knc-dev/knc/runtime/pipeline"
 )
 
@@ -14,15 +16,21 @@ import (
 // been acknowledged. Without this an accepted event in such a block would
 // vanish from the accounting.
 //
-// Every message of a stream is waiting for exactly one of its consumers
-// (delivery filters do not overlap, and acknowledged messages of an
-// ingress stream stay only until trimmed), so the messages the consumers
-// still wait for, beyond those the stream holds, are lost. Acknowledged
-// messages not trimmed yet can hide a loss of as many; the count is a
-// lower bound. A consumer's state can also be behind its stream after the
-// process was killed (acknowledged messages still counted as waited for),
-// so only the streams JetStream found a damaged block in, and cut, are
-// counted. It runs once, at Start, before any consumer moves.
+// A message is acknowledged only after its consumer had it, so a missing
+// message no consumer has been handed yet is lost for certain. Of those a
+// consumer has been handed, the ones it still waits for are lost when the
+// stream no longer holds them. Every message of a stream is waiting for
+// exactly one of its consumers (delivery filters do not overlap, and
+// acknowledged messages of an ingress stream stay only until trimmed).
+// Two cases make the count a lower bound: acknowledged ingress messages
+// not trimmed yet can hide a loss of as many, and a missing message one
+// consumer skipped (another's subject) while its own consumer had not got
+// that far is taken as acknowledged. A lost ingress message counts as one,
+// though it may hold a batch of events. A consumer's state can also be
+// behind its stream after the process was killed (acknowledged messages
+// still counted as waited for), so only the streams JetStream found a
+// damaged block in, and cut, are counted. It runs once, at Start, before
+// any consumer moves.
 func (e *Engine) countLostMessages(ctx context.Context, p *pipeline.Plan) {
 	if e.server == nil {
 		return
@@ -57,15 +65,21 @@ func (e *Engine) countLostMessages(ctx context.Context, p *pipeline.Plan) {
 	}
 }
 
-// lostIn returns how many messages of stream name its consumers wait for
-// that it no longer holds, or that JetStream reports lost if more.
+// lostIn returns how many messages of stream name are gone though a
+// consumer still waits for them, or that JetStream reports lost if more.
 func (e *Engine) lostIn(ctx context.Context, name string) (uint64, error) {
 	s, err := e.js.Stream(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	state := s.CachedInfo().State
-	var waited uint64
+	info, err := s.Info(ctx, jetstream.WithDeletedDetails(true))
+	if err != nil {
+		return 0, err
+	}
+	state := info.State
+	// Messages handed to a consumer and not acknowledged, plus those
+	// after its position that the stream still holds.
+	var waited, furthest uint64
 	names := s.ConsumerNames(ctx)
 	for cn := range names.Name() {
 		c, err := s.Consumer(ctx, cn)
@@ -74,6 +88,7 @@ func (e *Engine) lostIn(ctx context.Context, name string) (uint64, error) {
 		}
 		ci := c.CachedInfo()
 		waited += uint64(ci.NumAckPending) + ci.NumPending
+		furthest = max(furthest, ci.Delivered.Stream)
 	}
 	if err := names.Err(); err != nil {
 		return 0, err
@@ -82,8 +97,28 @@ func (e *Engine) lostIn(ctx context.Context, name string) (uint64, error) {
 	if waited > state.Msgs {
 		lost = waited - state.Msgs
 	}
+	lost += missingAfter(state, furthest)
 	if state.Lost != nil {
 		lost = max(lost, uint64(len(state.Lost.Msgs)))
 	}
 	return lost, nil
+}
+
+// missingAfter counts the sequences after seq, up to the stream's last,
+// that the stream no longer holds.
+func missingAfter(state jetstream.StreamState, seq uint64) uint64 {
+	if state.LastSeq <= seq {
+		return 0
+	}
+	var missing uint64
+	if state.FirstSeq > seq+1 {
+		// Everything before the first held message is gone.
+		missing = min(state.FirstSeq, state.LastSeq+1) - (seq + 1)
+	}
+	for _, d := range state.Deleted {
+		if d > seq && d >= state.FirstSeq && d <= state.LastSeq {
+			missing++
+		}
+	}
+	return missing
 }
