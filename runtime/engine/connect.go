@@ -161,6 +161,15 @@ func (e *Engine) storeFaultChanged(err error) {
 		if err != nil && e.acks != nil {
 			e.acks.failPending(fmt.Errorf("the store refuses writes: %w", err))
 		}
+		if err == nil {
+			// JetStream was restarted, and forgot the pull requests the
+			// stages had outstanding.
+			for _, pl := range e.served {
+				for _, s := range pl.stages() {
+					s.Repull()
+				}
+			}
+		}
 		e.refreshStatus()
 		if e.opts.StatusChanged != nil {
 			e.opts.StatusChanged()

@@ -103,7 +103,9 @@ func TestDamagedBlockAccountingBalances(t *testing.T) {
 	tr.Subscriber = routing.Destination{URI: sub.srv.URL}
 	tr.Delivery = nil
 	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir})
-	defer func() { t.Logf("delivered %v, events unreadable %v, deliveries unreadable %v, redelivered %v", testutilCounter(second, "knc_deliveries_delivered_total"), testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable"), testutilCounterWith(second, "knc_deliveries_dropped_total", "reason", "unreadable"), sub.count()) }()
+	defer func() {
+		t.Logf("delivered %v, events unreadable %v, deliveries unreadable %v, redelivered %v", testutilCounter(second, "knc_deliveries_delivered_total"), testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable"), testutilCounterWith(second, "knc_deliveries_dropped_total", "reason", "unreadable"), sub.count())
+	}()
 	settled := func() float64 {
 		return testutilCounter(second, "knc_deliveries_delivered_total") +
 			testutilCounterWith(second, "knc_events_dropped_total", "reason", "unreadable") +

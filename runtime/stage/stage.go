@@ -43,6 +43,12 @@ type Stage struct {
 	pulls      atomic.Int32
 	pullDone   chan struct{}
 	pauseUntil atomic.Int64
+
+	// pullsMu guards pullsCtx, the parent of every pull request's context;
+	// Repull cancels it and makes a new one.
+	pullsMu     sync.Mutex
+	pullsCtx    context.Context
+	cancelPulls context.CancelFunc
 }
 
 // New returns a stage, not yet started, that hands the messages of
@@ -57,7 +63,34 @@ func New(name string, consumer jetstream.Consumer, capacity int, log *slog.Logge
 		done:     make(chan struct{}),
 		pullDone: make(chan struct{}, 1),
 	}
+	s.pullsCtx, s.cancelPulls = context.WithCancel(context.Background())
 	return s
+}
+
+// Repull ends the stage's outstanding pull requests and makes new ones.
+// A pull request lives in the server that took it: when JetStream is
+// restarted (after a full volume), the new one does not know the old
+// requests, and a stage whose free slots were all in such requests would
+// pull nothing until they expired (fetchWait), however much waits.
+func (s *Stage) Repull() {
+	s.pullsMu.Lock()
+	defer s.pullsMu.Unlock()
+	s.cancelPulls()
+	s.pullsCtx, s.cancelPulls = context.WithCancel(context.Background())
+}
+
+// pullContext returns the context of a new pull request: it ends after
+// fetchWait, when ctx ends, or at the next Repull.
+func (s *Stage) pullContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	s.pullsMu.Lock()
+	parent := s.pullsCtx
+	s.pullsMu.Unlock()
+	fetchCtx, cancel := context.WithTimeout(ctx, fetchWait)
+	stop := context.AfterFunc(parent, cancel)
+	return fetchCtx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // Start runs the pull loop until stop. Messages are processed with work,
@@ -104,7 +137,7 @@ func (s *Stage) loop(ctx context.Context) {
 		if n == 0 {
 			return
 		}
-		fetchCtx, cancelFetch := context.WithTimeout(ctx, fetchWait)
+		fetchCtx, cancelFetch := s.pullContext(ctx)
 		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx))
 		if err != nil {
 			cancelFetch()

@@ -72,11 +72,16 @@ func TestDiskFullRecovers(t *testing.T) {
 		}
 		freed := time.Now()
 		full := l.AcceptedCount()
+		backlog := l.Accepted()
 		rig.Eventually(t, 60*time.Second, "the ingress to take events again once space is back", func() bool {
 			return l.AcceptedCount() > full
 		})
-		t.Logf("round %d: an event refused in %s on a full disk; events accepted again %s after space was freed",
-			round, took.Round(time.Microsecond), time.Since(freed).Round(time.Millisecond))
+		acceptedAgain := time.Since(freed)
+		rig.Eventually(t, 60*time.Second, "the events accepted before space was freed to be delivered", func() bool {
+			return rig.AllAcked(sub, backlog)
+		})
+		t.Logf("round %d: an event refused in %s on a full disk; after space was freed, events accepted again in %s, the %d accepted before delivered in %s",
+			round, took.Round(time.Microsecond), acceptedAgain.Round(time.Millisecond), len(backlog), time.Since(freed).Round(time.Millisecond))
 		rig.Eventually(t, 60*time.Second, "the ingress to take events after the recovery", func() bool {
 			return l.AcceptedCount() >= full+100
 		})

@@ -181,6 +181,18 @@ func (s *Subscriber) AckedCount() int {
 	return len(s.acked)
 }
 
+// AllAcked reports whether the subscriber acknowledged every one of ids.
+func AllAcked(s *Subscriber, ids []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if s.acked[id] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Answers counts the answers given, by kind.
 func (s *Subscriber) Answers() map[string]int {
 	s.mu.Lock()
