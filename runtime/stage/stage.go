@@ -49,19 +49,25 @@ type Stage struct {
 	pullsMu     sync.Mutex
 	pullsCtx    context.Context
 	cancelPulls context.CancelFunc
+	// fetchWait is how long one pull request waits, and heartbeat how
+	// often the server says it still holds it (a request it lost ends
+	// after two missed); tests lengthen both.
+	fetchWait, heartbeat time.Duration
 }
 
 // New returns a stage, not yet started, that hands the messages of
 // consumer to process on at most capacity workers.
 func New(name string, consumer jetstream.Consumer, capacity int, log *slog.Logger, process func(context.Context, jetstream.Msg)) *Stage {
 	s := &Stage{
-		name:     name,
-		consumer: consumer,
-		process:  process,
-		log:      log.With("stage", name),
-		slots:    make(chan struct{}, capacity),
-		done:     make(chan struct{}),
-		pullDone: make(chan struct{}, 1),
+		name:      name,
+		consumer:  consumer,
+		process:   process,
+		log:       log.With("stage", name),
+		slots:     make(chan struct{}, capacity),
+		done:      make(chan struct{}),
+		pullDone:  make(chan struct{}, 1),
+		fetchWait: fetchWait,
+		heartbeat: fetchWait / 2,
 	}
 	s.pullsCtx, s.cancelPulls = context.WithCancel(context.Background())
 	return s
@@ -85,7 +91,7 @@ func (s *Stage) pullContext(ctx context.Context) (context.Context, context.Cance
 	s.pullsMu.Lock()
 	parent := s.pullsCtx
 	s.pullsMu.Unlock()
-	fetchCtx, cancel := context.WithTimeout(ctx, fetchWait)
+	fetchCtx, cancel := context.WithTimeout(ctx, s.fetchWait)
 	stop := context.AfterFunc(parent, cancel)
 	return fetchCtx, func() {
 		stop()
@@ -138,7 +144,7 @@ func (s *Stage) loop(ctx context.Context) {
 			return
 		}
 		fetchCtx, cancelFetch := s.pullContext(ctx)
-		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx))
+		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx), jetstream.FetchHeartbeat(s.heartbeat))
 		if err != nil {
 			cancelFetch()
 			s.release(n)
