@@ -49,9 +49,10 @@ type Stage struct {
 	pullsMu     sync.Mutex
 	pullsCtx    context.Context
 	cancelPulls context.CancelFunc
-	// fetchWait is how long one pull request waits, and heartbeat how
-	// often the server says it still holds it (a request it lost ends
-	// after two missed); tests lengthen both.
+	// fetchWait is how long one pull request waits. heartbeat, when set,
+	// is how often the server says it still holds the request (one it
+	// lost ends after two missed); when 0, nats.go picks it (none for a
+	// wait as short as fetchWait). Tests lengthen both.
 	fetchWait, heartbeat time.Duration
 }
 
@@ -67,7 +68,6 @@ func New(name string, consumer jetstream.Consumer, capacity int, log *slog.Logge
 		done:      make(chan struct{}),
 		pullDone:  make(chan struct{}, 1),
 		fetchWait: fetchWait,
-		heartbeat: fetchWait / 2,
 	}
 	s.pullsCtx, s.cancelPulls = context.WithCancel(context.Background())
 	return s
@@ -144,7 +144,11 @@ func (s *Stage) loop(ctx context.Context) {
 			return
 		}
 		fetchCtx, cancelFetch := s.pullContext(ctx)
-		batch, err := s.consumer.Fetch(n, jetstream.FetchContext(fetchCtx), jetstream.FetchHeartbeat(s.heartbeat))
+		opts := []jetstream.FetchOpt{jetstream.FetchContext(fetchCtx)}
+		if s.heartbeat > 0 {
+			opts = append(opts, jetstream.FetchHeartbeat(s.heartbeat))
+		}
+		batch, err := s.consumer.Fetch(n, opts...)
 		if err != nil {
 			cancelFetch()
 			s.release(n)

@@ -2,5 +2,8 @@
 // of the load it can take, for a long time (ten minutes by default, set by
 // KNC_SOAK_DURATION), sampling the runtime's resident memory and
 // goroutines. Both must stay flat, and every accepted event must be
-// delivered. It is a benchmark, run by `make soak`, never by `make test`.
+// delivered. BenchmarkSoakDiskFull fills and frees the data volume of a
+// runtime under load, round after round: it must take and deliver events
+// again within two seconds of each freeing. They are benchmarks, run by
+// `make soak`, never by `make test`.
 package soak
