@@ -157,7 +157,13 @@ func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) string {
 	s.httpServer = s.newHTTPServer(s.Handler(), tlsConfig)
 	if tlsConfig != nil {
 		url = "https" + strings.TrimPrefix(url, "http")
+		// net/http must see the *tls.Conn itself (for HTTP/2 and the
+		// request's TLS state), so over TLS the framing is not scanned,
+		// and a request with both headers is only followed by closing
+		// the connection.
 		ln = tls.NewListener(ln, s.httpServer.TLSConfig)
+	} else {
+		ln = framingListener{ln}
 	}
 	go func(srv *http.Server, ln net.Listener) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -331,6 +337,7 @@ func isUIPath(path string) bool { return path == "/ui" || strings.HasPrefix(path
 // returns its base URL. Call it before Serve.
 func (s *Server) ServeAdmin(ln net.Listener) string {
 	s.adminServer = s.newHTTPServer(s.AdminHandler(), nil)
+	ln = framingListener{ln}
 	go func(srv *http.Server, ln net.Listener) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {

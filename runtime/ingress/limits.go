@@ -76,7 +76,13 @@ func (l *Limits) retryAfter() string {
 func (s *Server) newHTTPServer(h http.Handler, tlsConfig *tls.Config) *http.Server {
 	l := s.cfg.Limits
 	return &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if refuseAmbiguousFraming(w, r) {
+				return
+			}
+			h.ServeHTTP(w, r)
+		}),
+		ConnContext:       withFramingConn,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,

@@ -1,0 +1,59 @@
+package ingress
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFramingScanMarksTheAmbiguousRequest(t *testing.T) {
+	const (
+		plain     = "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+		get       = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+		chunked   = "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+		ambiguous = "POST /a HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"
+	)
+	tests := []struct {
+		name  string
+		input string
+		// want is the number of the request marked ambiguous, 0 for none.
+		want int
+	}{
+		{"one plain request", plain, 0},
+		{"a chunked request", chunked, 0},
+		{"both headers", ambiguous, 1},
+		{"both headers after two pipelined requests", plain + get + ambiguous, 3},
+		{"a body that looks like headers is skipped", "POST /a HTTP/1.1\r\nContent-Length: 49\r\n\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n" + ambiguous, 2},
+		{"bare line feeds", "POST /a HTTP/1.1\nContent-Length: 1\nTransfer-Encoding: chunked\n\n0\n\n", 1},
+		{"blank lines before the request line", "\r\n\r\n" + ambiguous, 1},
+		{"nothing after a chunked request is scanned", chunked + ambiguous, 0},
+		{"an invalid length stops the scan", "POST /a HTTP/1.1\r\nContent-Length: x\r\n\r\n" + ambiguous, 0},
+	}
+	for _, tt := range tests {
+		for _, size := range []int{1, 3, 7, len(tt.input)} {
+			c := &framingConn{}
+			for rest := tt.input; rest != ""; {
+				n := min(size, len(rest))
+				c.scan([]byte(rest[:n]))
+				rest = rest[n:]
+			}
+			if diff := cmp.Diff(tt.want, c.ambiguous); diff != "" {
+				t.Errorf("%s, read %d bytes at a time: ambiguous request (-want +got):\n%s", tt.name, size, diff)
+			}
+		}
+	}
+}
+
+func TestHeaderEndAcrossReads(t *testing.T) {
+	block := "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+	for split := 1; split < len(block); split++ {
+		kept, rest := []byte(block[:split]), []byte(block[split:]+"tail")
+		if strings.Contains(block[:split], "\r\n\r\n") {
+			continue
+		}
+		if got, want := headerEnd(kept, rest), len(block)-split; got != want {
+			t.Errorf("split at %d: headerEnd = %d, want %d", split, got, want)
+		}
+	}
+}
