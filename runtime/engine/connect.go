@@ -162,8 +162,13 @@ func (e *Engine) storeFaultChanged(err error) {
 			e.acks.failPending(fmt.Errorf("the store refuses writes: %w", err))
 		}
 		if err == nil {
-			// JetStream was restarted, and forgot the pull requests the
-			// stages had outstanding.
+			// JetStream was restarted. What was sent to the one before
+			// will never be acknowledged, and would hold back the batches
+			// after it until the publish timeout; and it forgot the pull
+			// requests the stages had outstanding.
+			if e.acks != nil {
+				e.acks.failPending(errors.New("JetStream was restarted before it acknowledged the store"))
+			}
 			for _, pl := range e.served {
 				for _, s := range pl.stages() {
 					s.Repull()
