@@ -180,7 +180,9 @@ reliability:
 		[ $$status -eq 0 ] || echo "full log: $(BIN)/reliability.log"; exit $$status
 
 # soak runs the runtime at half its maximum load for SOAK (10m) and reports
-# its RSS and goroutines, which must stay flat. Not part of `make test`.
+# its RSS and goroutines, which must stay flat; then fills and frees its data
+# volume KNC_DISKFULL_ROUNDS (20) times, and it must take and deliver events
+# again within 2 s of each freeing. Not part of `make test`.
 SOAK ?= 10m
 soak:
 	KNC_SOAK_DURATION=$(SOAK) $(GO) test ./test/soak/ -run '^$$' -bench Soak -benchtime 1x -timeout 60m -v
