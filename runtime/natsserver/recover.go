@@ -28,8 +28,13 @@ func storeWriteFailure(line string) bool {
 	return strings.Contains(line, "no space left on device")
 }
 
-// recoveryInterval is how often a faulted store checks for room.
+// recoveryInterval is how often the store's volume is checked: for room,
+// while the store is faulted, and for lack of it otherwise.
 const recoveryInterval = 250 * time.Millisecond
+
+// fullBelow is the room under which the store's volume counts as full,
+// whatever JetStream reported.
+const fullBelow = 1 << 20
 
 // faultState is shared by the Server and its log adapter.
 type faultState struct {
@@ -62,7 +67,8 @@ func (f *faultState) get() error {
 func (s *Server) StoreFault() error { return s.fault.get() }
 
 // recoverStore waits for room on the store's volume while the store is
-// faulted, then restarts JetStream, until quit is closed.
+// faulted, then restarts JetStream, until quit is closed. A volume with
+// less than fullBelow free faults the store by itself.
 func (s *Server) recoverStore(quit <-chan struct{}) {
 	tick := time.NewTicker(recoveryInterval)
 	defer tick.Stop()
@@ -72,7 +78,19 @@ func (s *Server) recoverStore(quit <-chan struct{}) {
 			return
 		case <-tick.C:
 		}
-		if s.fault.get() == nil || freeBytes(s.storeDir) < s.roomNeeded {
+		free := freeBytes(s.storeDir)
+		if s.fault.get() == nil {
+			if free >= 0 && free < fullBelow {
+				// Not every write that fails for lack of space is logged
+				// with its cause: a stream can stop answering with no
+				// line saying why. A volume this full is a fault whether
+				// JetStream said so or not.
+				s.fault.set(ErrStorageFull)
+				s.log.Warn("the store's volume is full; JetStream is restarted once it has room", "free_bytes", free)
+			}
+			continue
+		}
+		if free < s.roomNeeded {
 			continue
 		}
 		if err := s.restartJetStream(); err != nil {
@@ -103,11 +121,11 @@ func (s *Server) restartJetStream() error {
 }
 
 // freeBytes is the room left for an unprivileged writer on the volume of
-// dir, 0 when it cannot be told.
+// dir, -1 when it cannot be told.
 func freeBytes(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0
+		return -1
 	}
 	return int64(st.Bavail) * int64(st.Bsize)
 }
