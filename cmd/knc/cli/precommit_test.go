@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.yaml.in/yaml/v3"
 )
@@ -162,8 +163,10 @@ func cmdPreCommit(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("precommit: no hook %q in %s: %v", args[0], hooksFile, err)
 	}
-	if hook.Language != "golang" {
-		ts.Fatalf("precommit: hook %s is language %q; only golang hooks install knc alone", hook.ID, hook.Language)
+	// A golang hook runs the knc pre-commit installed, a system hook the
+	// one on PATH; both are the knc on the script's PATH here.
+	if hook.Language != "golang" && hook.Language != "system" {
+		ts.Fatalf("precommit: hook %s is language %q; only golang and system hooks run knc", hook.ID, hook.Language)
 	}
 	files, err := hook.selectFiles(ts.MkAbs("."))
 	ts.Check(err)
@@ -275,5 +278,48 @@ func TestPreCommitInstall(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Errorf("hook %s (%s): %v\n%s", id, strings.Join(argv, " "), err, stderr.String())
 		}
+	}
+}
+
+// TestSystemHooksTwinTheGolangHooks holds every hook that builds knc to a
+// twin, its ID ending in -system, that runs the installed knc the same
+// way: same entry, args and files, so that choosing one over the other
+// changes only where knc comes from.
+func TestSystemHooksTwinTheGolangHooks(t *testing.T) {
+	hooks, err := readHooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]preCommitHook{}
+	for _, h := range hooks {
+		byID[h.ID] = h
+	}
+	golang := 0
+	for _, h := range hooks {
+		if h.Language != "golang" {
+			continue
+		}
+		golang++
+		twin, ok := byID[h.ID+"-system"]
+		if !ok {
+			t.Errorf("hook %s has no twin %s-system", h.ID, h.ID)
+			continue
+		}
+		if twin.Language != "system" {
+			t.Errorf("hook %s: language %q, want system", twin.ID, twin.Language)
+		}
+		type run struct {
+			Entry, Files, Exclude string
+			Args                  []string
+			PassFilenames         bool
+		}
+		want := run{h.Entry, h.Files, h.Exclude, h.Args, *h.PassFilenames}
+		got := run{twin.Entry, twin.Files, twin.Exclude, twin.Args, *twin.PassFilenames}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("hook %s runs differently from %s (-%s +%s):\n%s", twin.ID, h.ID, h.ID, twin.ID, diff)
+		}
+	}
+	if golang == 0 {
+		t.Fatal("no golang hook in " + hooksFile)
 	}
 }
