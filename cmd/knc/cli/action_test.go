@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +87,7 @@ func cmdActionStep(ts *testscript.TestScript, neg bool, args []string) {
 		"GITHUB_OUTPUT=" + filepath.Join(runner, "output"),
 		"GITHUB_STEP_SUMMARY=" + filepath.Join(runner, "summary.md"),
 		"GITHUB_PATH=" + filepath.Join(runner, "path"),
+		"RUNNER_TOOL_CACHE=" + filepath.Join(runner, "toolcache"),
 	}
 	for k, v := range step.Env {
 		cmd.Env = append(cmd.Env, k+"="+eval(v))
@@ -99,4 +102,25 @@ func cmdActionStep(ts *testscript.TestScript, neg bool, args []string) {
 	case err != nil:
 		fmt.Fprintf(ts.Stderr(), "step %q: %v\n", args[0], err)
 	}
+}
+
+// cmdReleaseServer serves DIR over HTTP on loopback as GitHub serves a
+// project's releases (DIR/download/TAG/FILE), until the script ends:
+// releaseserver DIR. It sets RELEASES to its URL, and appends the path of
+// every request to $WORK/requests.log.
+func cmdReleaseServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: releaseserver DIR")
+	}
+	files := http.FileServerFS(os.DirFS(ts.MkAbs(args[0])))
+	logPath := filepath.Join(ts.Getenv("WORK"), "requests.log")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, r.URL.Path)
+			f.Close()
+		}
+		files.ServeHTTP(w, r)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("RELEASES", srv.URL)
 }
