@@ -41,14 +41,16 @@ type sendFlags struct {
 func newSendCmd() *cobra.Command {
 	var f sendFlags
 	cmd := &cobra.Command{
-		Use:   "send --to URL|NAMESPACE/BROKER --type TYPE --source SOURCE [flags]",
+		Use:   "send --to URL|NAMESPACE/NAME --type TYPE --source SOURCE [flags]",
 		Short: "Send one CloudEvent to a Broker, a Channel or any URL",
 		Long: `Send posts one CloudEvent over HTTP, in binary mode unless --format json
 asks for structured mode, and prints the response status.
 
---to takes a URL, or NAMESPACE/BROKER for a Broker served by 'knc run' at
---addr (its address is ADDR/brokers/NAMESPACE/BROKER). --channel
-NAMESPACE/NAME sends to a Channel at ADDR/channels/NAMESPACE/NAME instead.
+--to takes a URL, or NAMESPACE/NAME for a Broker or a Channel served by
+'knc run' at --addr: the Broker's address (ADDR/brokers/NAMESPACE/NAME) is
+tried first, and the Channel's (ADDR/channels/NAMESPACE/NAME) when no
+Broker has that name. --channel NAMESPACE/NAME sends to the Channel only,
+for a Channel that shares its name with a Broker.
 
 The event id defaults to a random UUID and its time (--time) to now. --data or
 --data-file (- for standard input) gives the payload, sent byte for byte
@@ -73,7 +75,7 @@ and 2 on a usage error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.to, "to", "", "target: a `URL`, or NAMESPACE/BROKER served at --addr")
+	fl.StringVar(&f.to, "to", "", "target: a `URL`, or the NAMESPACE/NAME of a Broker or Channel served at --addr")
 	fl.StringVar(&f.channel, "channel", "", "target: the Channel `NAMESPACE/NAME` served at --addr")
 	fl.StringVar(&f.addr, "addr", "http://"+defaultRunAddr, "base `URL` of 'knc run' for the NAMESPACE/NAME forms")
 	fl.StringVar(&f.eventType, "type", "", "event type (required)")
@@ -94,7 +96,7 @@ and 2 on a usage error.`,
 const defaultRunAddr = "127.0.0.1:8080"
 
 func runSend(cmd *cobra.Command, f *sendFlags) error {
-	target, err := sendTarget(f)
+	targets, err := sendTargets(f)
 	if err != nil {
 		return err
 	}
@@ -108,21 +110,33 @@ func runSend(cmd *cobra.Command, f *sendFlags) error {
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	req, err := cehttp.NewRequest(ctx, e, target, f.format)
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
+	var resp *http.Response
+	for i, target := range targets {
+		req, err := cehttp.NewRequest(ctx, e, target, f.format)
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		resp, err = client.Do(req)
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		defer resp.Body.Close()
+		// A 404 took nothing: the name may be a Channel's rather than a
+		// Broker's.
+		if resp.StatusCode == http.StatusNotFound && i+1 < len(targets) {
+			continue
+		}
+		break
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		msg := resp.Status
 		if b := strings.TrimSpace(string(body)); b != "" {
 			msg += ": " + b
+		}
+		if resp.StatusCode == http.StatusNotFound && len(targets) > 1 {
+			msg = fmt.Sprintf("%s: no Broker or Channel %s is served at %s (tried %s)", resp.Status, f.to, f.addr, strings.Join(targets, " and "))
 		}
 		return &exitError{code: exitFailed, err: errors.New(msg)}
 	}
@@ -137,32 +151,38 @@ func runSend(cmd *cobra.Command, f *sendFlags) error {
 	return nil
 }
 
-// sendTarget works out the URL to post to, checking the target flags.
-func sendTarget(f *sendFlags) (string, error) {
+// sendTargets works out the URLs to post to, in order, checking the
+// target flags: one, or for --to NAMESPACE/NAME the Broker's address and
+// then the Channel's, tried when the Broker's answers 404.
+func sendTargets(f *sendFlags) ([]string, error) {
 	switch {
 	case f.to == "" && f.channel == "":
-		return "", usageError("a target is required: --to URL|NAMESPACE/BROKER or --channel NAMESPACE/NAME")
+		return nil, usageError("a target is required: --to URL|NAMESPACE/NAME or --channel NAMESPACE/NAME")
 	case f.to != "" && f.channel != "":
-		return "", usageError("--to and --channel exclude each other")
+		return nil, usageError("--to and --channel exclude each other")
 	}
 	if strings.Contains(f.to, "://") {
 		if err := checkHTTPURL(f.to); err != nil {
-			return "", usageError("--to %q: %v", f.to, err)
+			return nil, usageError("--to %q: %v", f.to, err)
 		}
-		return f.to, nil
+		return []string{f.to}, nil
 	}
 	if err := checkHTTPURL(f.addr); err != nil {
-		return "", usageError("--addr %q: %v", f.addr, err)
+		return nil, usageError("--addr %q: %v", f.addr, err)
 	}
-	kind, flag, ref := "brokers", "--to", f.to
+	kinds, flag, ref := []string{"brokers", "channels"}, "--to", f.to
 	if f.channel != "" {
-		kind, flag, ref = "channels", "--channel", f.channel
+		kinds, flag, ref = []string{"channels"}, "--channel", f.channel
 	}
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return "", usageError("%s %q: want a URL or NAMESPACE/NAME", flag, ref)
+		return nil, usageError("%s %q: want a URL or NAMESPACE/NAME", flag, ref)
 	}
-	return strings.TrimSuffix(f.addr, "/") + "/" + kind + "/" + url.PathEscape(ns) + "/" + url.PathEscape(name), nil
+	var out []string
+	for _, kind := range kinds {
+		out = append(out, strings.TrimSuffix(f.addr, "/")+"/"+kind+"/"+url.PathEscape(ns)+"/"+url.PathEscape(name))
+	}
+	return out, nil
 }
 
 func checkHTTPURL(s string) error {
