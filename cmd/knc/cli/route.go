@@ -19,6 +19,8 @@ type routeFlags struct {
 	table  string
 	broker string
 	event  string
+	// described is the event given as flags, as knc send takes it.
+	described eventFlags
 	output string
 	load   loadFlags
 }
@@ -26,7 +28,7 @@ type routeFlags struct {
 func newRouteCmd() *cobra.Command {
 	var f routeFlags
 	cmd := &cobra.Command{
-		Use:   "route [PATH...] --broker NAMESPACE/NAME --event FILE",
+		Use:   "route [PATH...] --broker NAMESPACE/NAME (--event FILE | --type TYPE --source SOURCE [flags])",
 		Short: "Show which Triggers of a Broker an event would be delivered to, and why",
 		Long: `Route evaluates one CloudEvent against every Trigger of a Broker, exactly as
 the runtime does, and prints for each Trigger whether it matched and why: the
@@ -36,7 +38,9 @@ the values it compared.
 The Triggers come from manifests, compiled as 'knc build' compiles them
 (PATH, the current directory by default), or from the routing table 'knc
 build' writes (--table). The event is a structured-mode JSON CloudEvent
-(--event; "-" reads it from stdin).
+(--event; "-" reads it from stdin), or is described with the flags knc send
+takes (--type, --source, --id, --subject, --time, --data, --data-file,
+--content-type, --extension).
 
 With -o text (the default) each Trigger gets one line:
 NAMESPACE/NAME: matched|not matched: REASON. With -o json the output is
@@ -52,14 +56,21 @@ I/O error, such as a Broker that does not exist.`,
   # The same, from the table 'knc build' wrote.
   knc route --table build/routing-table.json --broker default/default --event order.json
 
+  # The same event, described as knc send takes it.
+  knc route eventing/ --broker default/default --type com.example.order.created --source /shop --extension amount=1200
+
   # The same, for a script.
   knc route --table build/routing-table.json --broker default/default --event order.json -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(f.output, "text", "json"); err != nil {
 				return err
 			}
-			if f.broker == "" || f.event == "" {
-				return usageError("route needs --broker NAMESPACE/NAME and --event FILE")
+			described := f.described.given(cmd)
+			switch {
+			case f.broker == "" || (f.event == "" && !described):
+				return usageError("route needs --broker NAMESPACE/NAME and an event: --event FILE, or --type and --source")
+			case f.event != "" && described:
+				return usageError("give the event either as --event FILE or as flags (--type, --source, ...), not both")
 			}
 			if f.table != "" && len(args) > 0 {
 				return usageError("give either PATH arguments or --table, not both")
@@ -74,7 +85,12 @@ I/O error, such as a Broker that does not exist.`,
 			if err != nil {
 				return err
 			}
-			e, err := readEvent(f.event, cmd.InOrStdin())
+			var e *event.Event
+			if described {
+				e, err = f.described.build(cmd)
+			} else {
+				e, err = readEvent(f.event, cmd.InOrStdin())
+			}
 			if err != nil {
 				return err
 			}
@@ -90,6 +106,7 @@ I/O error, such as a Broker that does not exist.`,
 	fl.StringVar(&f.broker, "broker", "", "the Broker the event is sent to, as `NAMESPACE/NAME`")
 	fl.StringVar(&f.event, "event", "", "structured-mode JSON CloudEvent `FILE`, or - for stdin")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.described.register(fl)
 	f.load.register(cmd)
 	return cmd
 }
