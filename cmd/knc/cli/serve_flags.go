@@ -22,6 +22,7 @@ import (
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
@@ -148,6 +149,7 @@ func (f *serveFlags) serveUI(cmd *cobra.Command, opts *engine.Options, cfg *proj
 		Gatherer: opts.Registry,
 		Recent:   recent,
 		Graph:    draw,
+		Draw:     layout.WriteSVGContext,
 	})
 	return nil
 }
