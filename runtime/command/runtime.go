@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/internal/runtimeconfig"
+	"github.com/knc-dev/knc/internal/version"
 	"github.com/knc-dev/knc/runtime/cluster"
 	"github.com/knc-dev/knc/runtime/engine"
 )
@@ -57,11 +59,11 @@ metrics. The probes are served on both.
 
 The exit code is 1 when the table is invalid or the runtime fails, and 2 on a
 usage or I/O error.`,
-		Example: `  # As the generated Deployment runs it.
-  knc runtime --table /etc/knc/routing/table.json --http-addr :8080 --admin-addr :9090 --data-dir /var/lib/knc
+		Example: strings.ReplaceAll(`  # As the generated Deployment runs it.
+  COMMAND --table /etc/knc/routing/table.json --http-addr :8080 --admin-addr :9090 --data-dir /var/lib/knc
 
   # From a workstation, against the kind cluster kind-dev, for one namespace.
-  knc runtime --context kind-dev --namespace shop --table deploy/routing-table.json --data-dir /tmp/knc`,
+  COMMAND --context kind-dev --namespace shop --table deploy/routing-table.json --data-dir /tmp/knc`, "COMMAND", commandLine(use)),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			MarkGiven(cmd.Flags(), c)
@@ -159,6 +161,14 @@ func runRuntime(cmd *cobra.Command, f *runtimeconfig.Config) error {
 	return nil
 }
 
+// commandLine is how a command named use is run.
+func commandLine(use string) string {
+	if use == "runtime" {
+		return "knc runtime"
+	}
+	return use
+}
+
 // Main runs the runtime's own binary with os.Args and returns the process
 // exit code. It takes the arguments of knc runtime, and, for the
 // Deployments rendered before the runtime had a binary of its own, the
@@ -166,13 +176,13 @@ func runRuntime(cmd *cobra.Command, f *runtimeconfig.Config) error {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, os.Args[1:], os.Stderr)
+	return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
 
 // name is the runtime binary's name, as its messages start.
 const name = "knc-runtime"
 
-func run(ctx context.Context, args []string, stderr io.Writer) (code int) {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "%s: internal error: %v; please report it at https://github.com/knc-dev/knc/issues with the command and its input\n", name, r)
@@ -185,8 +195,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) (code int) {
 	}
 	cmd := NewCommand(name)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	info := version.Get()
+	commit := info.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	cmd.Version = info.Version
+	cmd.SetVersionTemplate(fmt.Sprintf("%s %s\ncommit: %s\ngo: %s\n", name, info.Version, commit, info.GoVersion))
 	cmd.SetArgs(args)
-	cmd.SetOut(stderr)
+	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
