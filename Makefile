@@ -26,18 +26,18 @@ build:
 
 # image writes knc's runtime image for IMAGE_PLATFORMS as an OCI image
 # layout in IMAGE_DIR, without a container daemon (hack/image, on
-# go-containerregistry): a static knc on a minimal root it assembles
-# itself. The same commit gives the same digest, printed last.
+# go-containerregistry): a static knc-runtime (cmd/knc-runtime, the
+# runtime without the compiler) on a minimal root it assembles itself. The same commit gives the same digest, printed last.
 IMAGE_DIR ?= $(BIN)/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 image:
 	@mkdir -p $(BIN)/platforms
 	@set -e; for p in $(IMAGE_PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/platforms/knc-$$os-$$arch ./cmd/knc; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/platforms/knc-runtime-$$os-$$arch ./cmd/knc-runtime; \
 	done
 	cd hack/image && $(GO) run . -out $(IMAGE_DIR) -epoch $(SOURCE_DATE_EPOCH) -version '$(VERSION)' -revision '$(COMMIT)' \
-		$(foreach p,$(IMAGE_PLATFORMS),-bin $(p)=$(BIN)/platforms/knc-$(subst /,-,$(p)))
+		$(foreach p,$(IMAGE_PLATFORMS),-bin $(p)=$(BIN)/platforms/knc-runtime-$(subst /,-,$(p)))
 
 # image-test builds the image twice, checks that both have the same
 # digest, then unpacks it and runs knc from its root file system (as root,

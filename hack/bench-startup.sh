@@ -7,6 +7,9 @@
 # the median wall time, CPU time and peak RSS of each is printed.
 #
 # usage: hack/bench-startup.sh [RUNS]   (default 5)
+#
+# It also measures knc-runtime --version, with an empty TMPDIR that it
+# checks stays empty, and a hello-world Go program, the floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -15,6 +18,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 go build -o "$bin/knc" ./cmd/knc
+go build -o "$bin/knc-runtime" ./cmd/knc-runtime
+# The floor: a Go program that prints a line.
+mkdir -p "$work/hello"
+printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
+(cd "$work/hello" && go build -o "$bin/hello" .)
 
 # shellcheck source=measure.sh
 . hack/measure.sh
@@ -25,7 +34,12 @@ mkdir -p "$corpus" "$work/cache"
 go run ./internal/benchcorpus/cmd/gen/main.go "$corpus" 1250
 TMPDIR=$work/cache "$bin/knc" version >/dev/null
 
-echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit}' /proc/cpuinfo)"
+echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit}' /proc/cpuinfo); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+measure "hello, world" env TMPDIR="$work/none" "$bin/hello"
+# The runtime's binary writes nothing to TMPDIR: run it with an empty one.
+mkdir -p "$work/empty"
+measure "cold: knc-runtime --version" env TMPDIR="$work/empty" "$bin/knc-runtime" --version
+if [ -n "$(ls -A "$work/empty")" ]; then echo "knc-runtime wrote to TMPDIR: $(ls -A "$work/empty")"; fi
 for cmd in "version" "validate examples/quickstart" "graph -o svg $corpus"; do
 	label=${cmd/$corpus/1,000 Triggers}
 	# shellcheck disable=SC2086 # cmd is split into arguments on purpose

@@ -369,7 +369,6 @@ func (p *kncPlugin) deployment(ns string, set runtimeSettings, routesName, jetst
 						Name:  "runtime",
 						Image: p.opts.Image,
 						Args: []string{
-							"runtime",
 							"--table", TablePath,
 							"--data-dir", DataDir,
 							"--http-addr", ":" + strconv.Itoa(HTTPPort),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/knc-dev/knc/internal/benchcorpus"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // textFormats are the formats knc writes without a layout.
@@ -47,7 +48,7 @@ func BenchmarkLayout(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			g := g()
 			for b.Loop() {
-				if err := topology.WriteSVG(io.Discard, g); err != nil {
+				if err := layout.WriteSVG(io.Discard, g); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/knc-dev/knc/internal/browsertest"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // browserGeometry is run in the page: the box of each node's outline and
@@ -128,7 +129,7 @@ func TestBrowserGeometry(t *testing.T) {
 	for name, draw := range drawings {
 		t.Run(name, func(t *testing.T) {
 			var svg bytes.Buffer
-			if err := topology.WriteSVG(&svg, draw(t)); err != nil {
+			if err := layout.WriteSVG(&svg, draw(t)); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join(dir, name+".svg")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // docImages are the drawings docs/graph.md shows, each a project and the
@@ -33,7 +34,7 @@ func TestDocImages(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := topology.WritePNG(&buf, g); err != nil {
+			if err := layout.WritePNG(&buf, g); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join("..", "..", "docs", "images", name)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // rect is an axis-aligned box in the SVG's user space.
@@ -267,7 +268,7 @@ func parseDrawing(t *testing.T, svg []byte) *drawing {
 func checkSVG(t *testing.T, g *topology.Graph) *drawing {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := topology.WriteSVG(&buf, g); err != nil {
+	if err := layout.WriteSVG(&buf, g); err != nil {
 		t.Fatal(err)
 	}
 	d := parseDrawing(t, buf.Bytes())

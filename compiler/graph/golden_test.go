@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 var update = os.Getenv("KNC_UPDATE") != ""
@@ -28,7 +29,7 @@ var goldenProjects = map[string]string{
 var formats = map[string]func(io.Writer, *topology.Graph) error{
 	"mmd": topology.WriteMermaid,
 	"dot": topology.WriteDOT,
-	"svg": topology.WriteSVG,
+	"svg": layout.WriteSVG,
 }
 
 // TestGolden compares the drawing of each project with its golden file.

@@ -15,6 +15,7 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // project writes manifests into a temporary directory and draws them.
@@ -311,7 +312,7 @@ func TestMeshSVG(t *testing.T) {
 func TestPNG(t *testing.T) {
 	g := load(t, "../../examples/quickstart")
 	var buf bytes.Buffer
-	if err := topology.WritePNG(&buf, g); err != nil {
+	if err := layout.WritePNG(&buf, g); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&buf)

@@ -20,8 +20,10 @@ import (
 
 // TestImage checks the image `make image` wrote (make image-test passes
 // its layout in KNC_IMAGE_LAYOUT): one image per platform, each running
-// knc as user 65532 with the OCI labels of its commit, and the image of
-// this machine's platform runs knc from its own root file system.
+// knc-runtime as user 65532 with the OCI labels of its commit, and the
+// image of this machine's platform runs it from its own root file system,
+// with the arguments knc build renders and with those of knc runtime
+// before it.
 func TestImage(t *testing.T) {
 	dir := os.Getenv("KNC_IMAGE_LAYOUT")
 	if dir == "" {
@@ -58,7 +60,7 @@ func TestImage(t *testing.T) {
 		if cfg.Config.User != "65532:65532" {
 			t.Errorf("%s: user %q, want 65532:65532", platform, cfg.Config.User)
 		}
-		if diff := cmp.Diff([]string{"/knc"}, cfg.Config.Entrypoint); diff != "" {
+		if diff := cmp.Diff([]string{"/knc-runtime"}, cfg.Config.Entrypoint); diff != "" {
 			t.Errorf("%s: entrypoint (-want +got):\n%s", platform, diff)
 		}
 		for label, want := range map[string]string{
@@ -98,15 +100,17 @@ func TestImage(t *testing.T) {
 	if !strings.Contains(string(passwd), "nonroot:x:65532:65532:") {
 		t.Errorf("/etc/passwd has no user 65532:\n%s", passwd)
 	}
-	out := runInImage(t, root, "version")
-	for _, want := range []string{"knc " + os.Getenv("KNC_IMAGE_VERSION") + "\n", "commit: " + os.Getenv("KNC_IMAGE_REVISION") + "\n", "go: go1."} {
+	out := runInImage(t, root, "--version")
+	for _, want := range []string{"knc-runtime " + os.Getenv("KNC_IMAGE_VERSION") + "\n", "commit: " + os.Getenv("KNC_IMAGE_REVISION") + "\n", "go: go1."} {
 		if !strings.Contains(out, want) {
-			t.Errorf("knc version in the image printed\n%s\nwithout %q", out, want)
+			t.Errorf("knc-runtime --version in the image printed\n%s\nwithout %q", out, want)
 		}
 	}
-	out = runInImage(t, root, "runtime", "--help")
-	if !strings.Contains(out, "--table") {
-		t.Errorf("knc runtime --help in the image printed\n%s", out)
+	for _, args := range [][]string{{"--help"}, {"runtime", "--help"}} {
+		out = runInImage(t, root, args...)
+		if !strings.Contains(out, "--table") {
+			t.Errorf("knc-runtime %s in the image printed\n%s", strings.Join(args, " "), out)
+		}
 	}
 }
 
@@ -116,7 +120,7 @@ func TestImage(t *testing.T) {
 // one user it can map is the caller.
 func runInImage(t *testing.T, root string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("/knc", args...)
+	cmd := exec.Command("/knc-runtime", args...)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/", "HOME=/home/nonroot"}
 	if os.Geteuid() == 0 {
@@ -131,7 +135,7 @@ func runInImage(t *testing.T, root string, args ...string) string {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("knc %s in the image (chroot needs root, or unprivileged user namespaces): %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("knc-runtime %s in the image (chroot needs root, or unprivileged user namespaces): %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
 }

@@ -1,12 +1,12 @@
-// Command image assembles knc's runtime image from knc binaries already
-// built for each platform, without a container daemon: one layer holding
-// a minimal root file system (/etc/passwd and /etc/group naming the
-// nonroot user 65532, /tmp) and the static knc binary, a config running
-// knc as that user, and an index of the platforms, written as an OCI image
-// layout. Every timestamp is -epoch (the commit's time), so the same
+// Command image assembles knc's runtime image from knc-runtime binaries
+// already built for each platform, without a container daemon: one layer
+// holding a minimal root file system (/etc/passwd and /etc/group naming
+// the nonroot user 65532, /tmp) and the static knc-runtime binary, a
+// config running it as that user, and an index of the platforms, written
+// as an OCI image layout. Every timestamp is -epoch (the commit's time), so the same
 // binaries give the same digest.
 //
-// knc carries its own CA certificates (golang.org/x/crypto/x509roots/
+// knc-runtime carries its own CA certificates (golang.org/x/crypto/x509roots/
 // fallback), so the image needs no certificate bundle.
 //
 //	go run . -out DIR -epoch SECONDS -version V -revision SHA -source URL \
@@ -32,6 +32,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
+
+// Binary is the name of the image's one program, at its root: the
+// runtime's own binary, which also takes the arguments of knc runtime
+// after the word runtime, as Deployments rendered before it pass them.
+const Binary = "knc-runtime"
 
 // User is the numeric user and group the runtime runs as, the one the
 // manifests knc build writes set in runAsUser.
@@ -120,7 +125,7 @@ func image(bin, osName, arch string, created time.Time, labels map[string]string
 		Layer: layer,
 		History: v1.History{
 			Created:   v1.Time{Time: created},
-			CreatedBy: "knc hack/image: static knc on a minimal root",
+			CreatedBy: "knc hack/image: static knc-runtime on a minimal root",
 		},
 	})
 	if err != nil {
@@ -135,7 +140,7 @@ func image(bin, osName, arch string, created time.Time, labels map[string]string
 	cfg.Created = v1.Time{Time: created}
 	cfg.Config = v1.Config{
 		User:       fmt.Sprintf("%d:%d", User, User),
-		Entrypoint: []string{"/knc"},
+		Entrypoint: []string{"/" + Binary},
 		WorkingDir: "/",
 		Env:        []string{"PATH=/", "HOME=/home/nonroot"},
 		Labels:     labels,
@@ -166,12 +171,12 @@ func rootLayer(knc []byte, mtime time.Time) (v1.Layer, error) {
 		file("etc/passwd", 0o644, []byte(passwd)),
 		dir("home/", 0o755, 0),
 		dir("home/nonroot/", 0o700, User),
-		file("knc", 0o755, knc),
+		file(Binary, 0o755, knc),
 		dir("tmp/", 0o1777, 0),
 		dir("var/", 0o755, 0),
 		dir("var/lib/", 0o755, 0),
 		// The manifests mount the JetStream volume here; without a volume
-		// (knc run in a container) it is the nonroot user's.
+		// it is the nonroot user's.
 		dir("var/lib/knc/", 0o700, User),
 	)
 	if err != nil {

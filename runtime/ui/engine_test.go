@@ -20,6 +20,7 @@ import (
 
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/status"
 	"github.com/knc-dev/knc/runtime/ui"
@@ -38,6 +39,9 @@ type setup struct {
 	recentEvents  int
 	// graph is the project's graph the page draws, as knc run gives it.
 	graph *topology.Graph
+	// noDrawing serves the page without a layout, as the runtime's own
+	// binary does.
+	noDrawing bool
 }
 
 // serve starts a real engine, with its embedded NATS server, that serves
@@ -48,6 +52,10 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 	reg := prometheus.NewRegistry()
 	var eng *engine.Engine
 	recent := ui.NewRecent(s.recentEvents)
+	var draw ui.Draw = layout.WriteSVGContext
+	if s.noDrawing {
+		draw = nil
+	}
 	opts := engine.Options{
 		Table:    table,
 		DataDir:  t.TempDir(),
@@ -62,6 +70,7 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 			Graph: func(*routing.Table) *topology.Graph {
 				return s.graph
 			},
+			Draw: draw,
 		}),
 	}
 	if recent != nil {
@@ -426,6 +435,31 @@ func TestUIListeners(t *testing.T) {
 		// Events still flow on the ingress listener.
 		send(t, s.url, "/brokers/shop/default", "order.created", 1)
 	})
+}
+
+// TestPageWithoutDrawing: a runtime given no layout, as the runtime's own
+// binary, answers 501 for the drawing, saying where to get one, and
+// serves the rest of the page: its nodes, their state and the page itself.
+func TestPageWithoutDrawing(t *testing.T) {
+	ok, failing, _ := subscribers(t)
+	s := serve(t, shopTable(ok, failing), setup{noDrawing: true})
+	code, b := get(t, s.url+"/ui/graph.svg")
+	if code != http.StatusNotImplemented || !strings.Contains(string(b), "knc graph -o svg") {
+		t.Errorf("GET /ui/graph.svg: %d %s, want 501 naming knc graph", code, b)
+	}
+	for _, p := range []string{"/ui", "/ui/static/app.js", "/ui/api/topology", "/ui/api/state", "/ui/api/topology?broker=default"} {
+		if code, b := get(t, s.url+p); code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", p, code, b)
+		}
+	}
+	_, b = get(t, s.url+"/ui/api/topology")
+	var top struct{ Nodes []ui.Node }
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	if len(top.Nodes) != 6 {
+		t.Errorf("/ui/api/topology lists %d nodes, want the 6 of the table: a Broker, its 3 Triggers, a Channel and its Subscription: %s", len(top.Nodes), b)
+	}
 }
 
 func TestPageIsSelfContained(t *testing.T) {

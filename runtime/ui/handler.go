@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -48,7 +49,19 @@ type Inputs struct {
 	// table was compiled from, which names the objects the table holds
 	// only the addresses of; nil, or a nil result, draws the table alone.
 	Graph func(*routing.Table) *topology.Graph
+	// Draw lays out the drawing /ui/graph.svg serves; nil serves none,
+	// and the page shows its table alone.
+	Draw Draw
 }
+
+// Draw writes g laid out as SVG, or gives up when ctx is done. The layout
+// is given to the page rather than imported, so that a binary that serves
+// the page without it links no layout engine: internal/topology/layout's
+// WriteSVGContext is one.
+type Draw func(ctx context.Context, w io.Writer, g *topology.Graph) error
+
+// ErrNoDrawing is the error of the drawing of a runtime given no Draw.
+var ErrNoDrawing = errors.New("this runtime does not draw the topology; the table below lists it, and `knc graph -o svg` draws it")
 
 // Handler serves the page:
 //
@@ -214,7 +227,7 @@ func (h *Handler) current(sel topology.Selection) (*drawing, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := draw(whole.top.selected(g))
+	d := draw(h.in.Draw, whole.top.selected(g))
 	if len(h.selections) >= maxSelections {
 		clear(h.selections)
 	}
@@ -229,13 +242,17 @@ const layoutTimeout = 30 * time.Second
 
 // draw lays out a view. A topology too large to lay out, or whose layout
 // takes longer than layoutTimeout, is an error that says to pick a part.
-func draw(top *view) *drawing {
+func draw(layOut Draw, top *view) *drawing {
 	d := &drawing{top: top}
+	if layOut == nil {
+		d.err = ErrNoDrawing
+		return d
+	}
 	var buf bytes.Buffer
 	ctx, cancel := context.WithTimeoutCause(context.Background(), layoutTimeout,
 		fmt.Errorf("it took longer than %s", layoutTimeout))
 	defer cancel()
-	if d.err = topology.WriteSVGContext(ctx, &buf, top.graph); d.err != nil {
+	if d.err = layOut(ctx, &buf, top.graph); d.err != nil {
 		if errors.Is(d.err, topology.ErrTooLargeToLayOut) || errors.Is(d.err, topology.ErrLayoutStopped) {
 			d.err = fmt.Errorf("%w; pick a part: a focus, some Brokers or some namespaces", d.err)
 		}
@@ -255,7 +272,7 @@ func (h *Handler) whole(t *routing.Table) *drawing {
 	if h.in.Graph != nil {
 		drawn = h.in.Graph(t)
 	}
-	d := draw(buildView(t, drawn))
+	d := draw(h.in.Draw, buildView(t, drawn))
 	h.drawnFor, h.drawing, h.selections = t, d, map[string]*drawing{}
 	ids := make(map[string]bool, len(d.top.nodes))
 	for _, n := range d.top.nodes {
@@ -268,6 +285,10 @@ func (h *Handler) whole(t *routing.Table) *drawing {
 func (h *Handler) serveSVG(w http.ResponseWriter, r *http.Request) {
 	d, ok := h.requested(w, r)
 	if !ok {
+		return
+	}
+	if errors.Is(d.err, ErrNoDrawing) {
+		http.Error(w, d.err.Error(), http.StatusNotImplemented)
 		return
 	}
 	if d.err != nil {

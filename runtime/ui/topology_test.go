@@ -15,6 +15,7 @@ import (
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // exampleTable compiles an example of the repository into its routing
@@ -140,7 +141,7 @@ func TestNodesFindTheirBoxes(t *testing.T) {
 
 func checkBoxes(t *testing.T, top *view) {
 	var svg bytes.Buffer
-	if err := topology.WriteSVG(&svg, top.graph); err != nil {
+	if err := layout.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
 	boxes := svgNodes(t, svg.Bytes())
@@ -215,7 +216,7 @@ func TestEmptyTable(t *testing.T) {
 		t.Errorf("nodes = %v, want none", top.nodes)
 	}
 	var svg bytes.Buffer
-	if err := topology.WriteSVG(&svg, top.graph); err != nil {
+	if err := layout.WriteSVG(&svg, top.graph); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(svg.Bytes(), []byte("<svg")) {

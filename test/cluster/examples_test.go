@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
-	"github.com/knc-dev/knc/compiler/render/argocd"
+	"github.com/knc-dev/knc/compiler/render/argocd/argocdtest"
 	rtcluster "github.com/knc-dev/knc/runtime/cluster"
 	"github.com/knc-dev/knc/test/rig"
 )
@@ -270,7 +270,7 @@ func checkSpecHash(t testing.TB, live *unstructured.Unstructured) {
 // on a live object, as Argo CD would.
 func checkArgoCDHealth(t testing.TB, live *unstructured.Unstructured, want string) {
 	t.Helper()
-	h, err := argocd.Evaluate(live.Object)
+	h, err := argocdtest.Evaluate(live.Object)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,9 @@ import (
 	"github.com/knc-dev/knc/test/rig"
 )
 
-// kncBinary is the knc built once for the whole package.
-var kncBinary string
+// kncBinary is the knc built once for the whole package, and
+// runtimeBinary the runtime's own binary, which the image runs.
+var kncBinary, runtimeBinary string
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
@@ -33,15 +34,18 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	kncBinary = filepath.Join(dir, "knc")
-	args := []string{"build", "-o", kncBinary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "github.com/knc-dev/knc/cmd/knc")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building knc:", err)
-		return 2
+	runtimeBinary = filepath.Join(dir, "knc-runtime")
+	for bin, pkg := range map[string]string{kncBinary: "./cmd/knc", runtimeBinary: "./cmd/knc-runtime"} {
+		args := []string{"build", "-o", bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, "github.com/knc-dev/knc/"+strings.TrimPrefix(pkg, "./"))...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", pkg+":", err)
+			return 2
+		}
 	}
 	return kubetest.Main(m)
 }
@@ -162,7 +166,7 @@ func (c *cluster) startRuntime(t testing.TB, ns string, table *rig.MountedTable,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rig.StartClusterRuntime(t, kncBinary, kubeconfig, ns, table.Path(), args...)
+	return rig.StartClusterRuntime(t, runtimeBinary, kubeconfig, ns, table.Path(), args...)
 }
 
 // post sends a binary-mode CloudEvent to the runtime's ingress at path.

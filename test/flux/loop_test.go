@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/knc-dev/knc/compiler/render/argocd"
+	"github.com/knc-dev/knc/compiler/render/argocd/argocdtest"
 	"github.com/knc-dev/knc/internal/gittest"
 	"github.com/knc-dev/knc/internal/kubetest"
 	"github.com/knc-dev/knc/test/rig"
@@ -174,7 +174,7 @@ func knativeID(ns, group, kind, name string) object.ObjMetadata {
 // argoHealth runs knc's Argo CD health check on a live object.
 func argoHealth(t testing.TB, live *unstructured.Unstructured, want string) {
 	t.Helper()
-	h, err := argocd.Evaluate(live.Object)
+	h, err := argocdtest.Evaluate(live.Object)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,6 +212,7 @@ var cliMayImport = []string{
 	"plugins",
 	"runtime/cehttp",
 	"runtime/cluster",
+	"runtime/command",
 	"runtime/engine",
 	"runtime/ingress",
 	"runtime/natsserver",

@@ -71,7 +71,8 @@ var clusterReadyLine = regexp.MustCompile(`knc: serving namespaces .* on (http:/
 // listener.
 var clusterAdminLine = regexp.MustCompile(`live page at (http://\S+)/ui`)
 
-// StartClusterRuntime runs knc runtime (bin) for namespace ns with the
+// StartClusterRuntime runs the runtime's binary knc-runtime, or knc
+// runtime when bin is knc, for namespace ns with the
 // credentials of kubeconfig, reading its routing table from tablePath, and
 // waits until it serves. Both listeners take free loopback ports; args
 // come after knc's own flags, so they win. The process is stopped with
@@ -84,7 +85,12 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 		t.Fatal(err)
 	}
 	r := &ClusterRuntime{done: make(chan error, 1)}
-	r.cmd = exec.Command(bin, "runtime",
+	var args0 []string
+	if filepath.Base(bin) != "knc-runtime" {
+		// knc, whose command the runtime is.
+		args0 = []string{"runtime"}
+	}
+	r.cmd = exec.Command(bin, append(args0,
 		"--kubeconfig", kcPath,
 		"--namespace", ns,
 		"--table", tablePath,
@@ -94,7 +100,7 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 		"--data-dir", filepath.Join(dir, "data"),
 		"--shutdown-timeout", "3s",
 		"--log-level", "debug",
-	)
+	)...)
 	r.cmd.Args = append(r.cmd.Args, args...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
@@ -148,6 +154,9 @@ func StartClusterRuntime(t testing.TB, bin string, kubeconfig []byte, ns, tableP
 	}
 	return r
 }
+
+// PID is the runtime's process ID.
+func (r *ClusterRuntime) PID() int { return r.cmd.Process.Pid }
 
 // Logs is what the runtime has written to stderr so far.
 func (r *ClusterRuntime) Logs() string { return r.logs.String() }

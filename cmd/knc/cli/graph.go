@@ -15,6 +15,7 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 func newGraphCmd() *cobra.Command {
@@ -155,9 +156,9 @@ func writeGraph(ctx context.Context, w io.Writer, format string, g *topology.Gra
 	case "dot":
 		err = topology.WriteDOT(bw, g)
 	case "svg":
-		err = topology.WriteSVGContext(ctx, bw, g)
+		err = layout.WriteSVGContext(ctx, bw, g)
 	case "png":
-		err = topology.WritePNGContext(ctx, bw, g)
+		err = layout.WritePNGContext(ctx, bw, g)
 	default:
 		err = topology.WriteMermaid(bw, g)
 	}

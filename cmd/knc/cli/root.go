@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/knc-dev/knc/runtime/command"
 )
 
 // Exit codes shared by every command.
@@ -83,6 +85,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return ee.code
 	}
+	// knc runtime's, shared with the runtime's own binary.
+	var re *command.ExitError
+	if errors.As(err, &re) {
+		if re.Err != nil {
+			fmt.Fprintf(stderr, "knc: %v\n", re.Err)
+		}
+		return re.Code
+	}
 	// Errors cobra produces itself (unknown flags, wrong argument counts) are
 	// usage errors.
 	fmt.Fprintf(stderr, "knc: %v\n", err)
@@ -111,7 +121,7 @@ embedded NATS JetStream server.`,
 		newRouteCmd(),
 		newBuildCmd(),
 		newSchemaCmd(),
-		newRuntimeCmd(),
+		command.NewCommand("runtime"),
 		newGraphCmd(),
 		newDiffCmd(),
 		newTestCmd(),

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,29 +18,23 @@ import (
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
+	"github.com/knc-dev/knc/runtime/command"
 	"github.com/knc-dev/knc/runtime/engine"
 )
 
+// runFlags are knc run's flags: the runtime's settings, and how it
+// compiles the manifests it serves.
 type runFlags struct {
-	table           string
-	httpAddr        string
-	adminAddr       string
-	dataDir         string
-	maxBodyBytes    int64
-	ackWait         time.Duration
-	maxStoreBytes   int64
-	natsAddr        string
-	shutdownTimeout time.Duration
-	logFormat       string
-	logLevel        string
-	load            loadFlags
-	addresses       addressFlags
-	serve           serveFlags
+	config    *runtimeconfig.Config
+	load      loadFlags
+	addresses addressFlags
 }
 
 func newRunCmd() *cobra.Command {
-	var f runFlags
+	f := runFlags{config: runtimeconfig.New(runtimeconfig.Run)}
 	cmd := &cobra.Command{
 		Use:   "run [PATH...]",
 		Short: "Serve the compiled routes locally on an embedded NATS JetStream",
@@ -115,85 +108,55 @@ usage or I/O error.`,
 			return runRun(cmd, args, &f)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.table, "table", "", "routing table `FILE` written by knc build, or a directory of the parts of a split one")
-	fl.StringVar(&f.httpAddr, "http-addr", engine.DefaultHTTPAddr, "HTTP listen address `HOST:PORT` (port 0 picks a free one)")
-	fl.StringVar(&f.adminAddr, "admin-addr", "", "serve /status, /metrics and the probes on their own listener at `HOST:PORT` instead of --http-addr")
-	fl.StringVar(&f.dataDir, "data-dir", ".knc-data", "`DIR` for the JetStream store; reuse it to keep undelivered events across restarts")
-	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", engine.DefaultMaxBodyBytes, "largest event body accepted; larger ones get 413")
-	fl.DurationVar(&f.ackWait, "ack-wait", engine.DefaultAckWait, "how long a delivery stays claimed; after a crash, undelivered events wait this long")
-	fl.Int64Var(&f.maxStoreBytes, "max-store-bytes", 0, "cap on JetStream file storage; when full, ingresses answer 503 (0: NATS's default)")
-	fl.StringVar(&f.natsAddr, "nats-addr", "", "also serve NATS clients at `HOST:PORT`, to inspect the streams (default: no port)")
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", engine.DefaultShutdownTimeout, "bound on the graceful drain at SIGTERM")
-	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	command.RegisterFlags(cmd.Flags(), runtimeconfig.Run, f.config)
 	f.load.register(cmd)
 	f.addresses.register(cmd)
-	f.serve.register(cmd)
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
-	log, err := newLogger(cmd.ErrOrStderr(), f.logFormat, f.logLevel)
+	c := f.config
+	command.MarkGiven(cmd.Flags(), c)
+	if err := c.FromEnvironment(runtimeconfig.Run, os.LookupEnv); err != nil {
+		return usageError("%v", err)
+	}
+	log, err := command.NewLogger(cmd.ErrOrStderr(), c.LogFormat, c.LogLevel)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	var cfg *project.Config
 	graphs := &drawings{}
-	load := func() (*routing.Table, error) {
-		t, c, err := loadRunTable(cmd.ErrOrStderr(), args, f, graphs)
-		if c != nil {
-			cfg = c
+	load := func() (*routing.Table, *project.Config, error) {
+		t, pc, err := loadRunTable(cmd.ErrOrStderr(), args, f, graphs)
+		if pc != nil {
+			cfg = pc
 		}
-		return t, err
+		return t, pc, err
 	}
-	table, err := load()
+	table, _, err := load()
 	if err != nil {
 		return err
 	}
-	var ttl int32
-	if cfg != nil && cfg.Runtime != nil {
-		if cfg.Runtime.TTL != nil {
-			ttl = int32(*cfg.Runtime.TTL)
-		}
-		if cfg.Runtime.MaxEventBytes != nil && !cmd.Flags().Changed("max-body-bytes") {
-			f.maxBodyBytes = *cfg.Runtime.MaxEventBytes
-		}
-	}
-	opts := engine.Options{
-		Table:           table,
-		HTTPAddr:        f.httpAddr,
-		AdminAddr:       f.adminAddr,
-		DataDir:         f.dataDir,
-		MaxBodyBytes:    f.maxBodyBytes,
-		AckWait:         f.ackWait,
-		MaxStoreBytes:   f.maxStoreBytes,
-		NATSAddr:        f.natsAddr,
-		ShutdownTimeout: f.shutdownTimeout,
-		DefaultTTL:      ttl,
-		Logger:          log,
-	}
-	if err := f.serve.apply(&opts, configNATSURL(cfg)); err != nil {
+	fromKncYAML(c, cfg)
+	opts := engine.Options{Table: table, Logger: log}
+	if err := command.Apply(&opts, c); err != nil {
 		return err
 	}
 	var eng *engine.Engine
-	if err := f.serve.serveUI(cmd, &opts, cfg, func() *engine.Engine { return eng }, graphs.of); err != nil {
+	if err := command.ServeUI(&opts, c, func() *engine.Engine { return eng }, graphs.of, layout.WriteSVGContext); err != nil {
 		return err
 	}
-	if opts.Durability == "" {
-		opts.Durability = configDurability(cfg)
-	}
-	tc, err := f.serve.tracingConfig(cmd, cfg)
+	tc, err := command.TracingConfig(c)
 	if err != nil {
 		return err
 	}
-	if opts.Tracer, err = startTracing(ctx, cmd.ErrOrStderr(), log, tc); err != nil {
+	if opts.Tracer, err = command.StartTracing(ctx, cmd.ErrOrStderr(), log, tc); err != nil {
 		return err
 	}
 	// Deferred before the engine runs, so it sends the spans of the
 	// drain too.
-	defer stopTracing(opts.Tracer, log)
+	defer command.StopTracing(opts.Tracer, log)
 	eng, err = engine.New(opts)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -213,8 +176,8 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		if url := eng.NATSURL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: NATS clients can connect at %s\n", url)
 		}
-		go f.serve.watchTokens(ctx, eng, log)
-		return waitRun(ctx, eng, load, hup, runErr, log)
+		go command.WatchTokens(ctx, c, eng, log)
+		return waitRun(ctx, eng, func() (*routing.Table, error) { t, _, err := load(); return t, err }, hup, runErr, log)
 	case err := <-runErr:
 		if err != nil {
 			return &exitError{code: exitFailed, err: err}
@@ -286,7 +249,7 @@ func (d *drawings) of(t *routing.Table) *topology.Graph {
 // A table compiled from manifests is recorded in graphs with the drawing
 // knc graph makes of them, which the live page shows.
 func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawings) (*routing.Table, *project.Config, error) {
-	if f.table == "" {
+	if f.config.Table == "" {
 		t, cfg, set, err := compileProject(stderr, &f.load, &f.addresses, paths)
 		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 {
 			return nil, nil, usageError("nothing to serve: no Broker or Channel that knc runs was found; give the PATH of your manifests, or --table FILE")
@@ -300,7 +263,7 @@ func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawing
 		return nil, nil, usageError("give either PATH arguments or --table, not both")
 	}
 	// A file, or the directory of a table split across files.
-	t, data, err := routing.Read(f.table)
+	t, data, err := routing.Read(f.config.Table)
 	switch {
 	case err != nil && data == nil:
 		return nil, nil, &exitError{code: exitTrouble, err: err}
@@ -310,25 +273,61 @@ func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawing
 	return t, nil, nil
 }
 
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageError("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch strings.ToLower(format) {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	default:
-		return nil, usageError("--log-format %q: want text or json", format)
-	}
-}
-
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// fromKncYAML fills the settings of c that were not given, on the command
+// line or through the environment, from the runtime section of the
+// knc.yaml the manifests were compiled with, as knc build carries them to
+// the cluster's runtime.
+func fromKncYAML(c *runtimeconfig.Config, cfg *project.Config) {
+	if cfg == nil || cfg.Runtime == nil {
+		return
+	}
+	r := cfg.Runtime
+	if r.TTL != nil && !c.Given("ttl") {
+		c.TTL = int(*r.TTL)
+	}
+	if r.MaxEventBytes != nil && !c.Given("max-body-bytes") {
+		c.MaxBodyBytes = *r.MaxEventBytes
+	}
+	if r.Durability != "" && !c.Given("durability") && !c.Given("fsync") {
+		c.Durability = r.Durability
+	}
+	if r.NATS != nil && r.NATS.URL != "" && !c.Given("nats-url") {
+		c.NATSURL = r.NATS.URL
+	}
+	if r.UI != nil && r.UI.RecentEvents != nil && !c.Given("ui-recent-events") {
+		c.UIRecentEvents = int(*r.UI.RecentEvents)
+	}
+	if t := r.Tracing; t != nil {
+		if !c.Given("tracing-endpoint") {
+			c.TracingEndpoint = t.Endpoint
+		}
+		if !c.Given("tracing-protocol") {
+			c.TracingProtocol = t.Protocol
+		}
+		if !c.Given("tracing-insecure") {
+			c.TracingInsecure = t.Insecure
+		}
+		if t.SamplingRatio != nil && !c.Given("tracing-sampling-ratio") {
+			c.TracingSamplingRatio = *t.SamplingRatio
+			c.MarkGiven("tracing-sampling-ratio")
+		}
+		// The flags' headers add to knc.yaml's.
+		headers := maps.Clone(t.Headers)
+		if len(c.TracingHeaders) > 0 {
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			maps.Copy(headers, c.TracingHeaders)
+		}
+		if headers != nil {
+			c.TracingHeaders = headers
+		}
+	}
 }

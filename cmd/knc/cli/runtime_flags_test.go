@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/knc-dev/knc/internal/runtimeconfig"
+	"github.com/knc-dev/knc/runtime/command"
 )
 
 // TestFlagsAreTheRuntimeTable holds the flags of knc run and knc runtime,
@@ -19,7 +20,7 @@ func TestFlagsAreTheRuntimeTable(t *testing.T) {
 		flags *pflag.FlagSet
 	}{
 		{runtimeconfig.Run, newRunCmd().Flags()},
-		{runtimeconfig.Runtime, newRuntimeCmd().Flags()},
+		{runtimeconfig.Runtime, command.NewCommand("runtime").Flags()},
 	}
 	for _, c := range commands {
 		c.flags.VisitAll(func(fl *pflag.Flag) {

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/plugins"
+	"github.com/knc-dev/knc/runtime/command"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ui"
 )
@@ -97,52 +99,72 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			}
 			ref := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
 			read := map[string]bool{}
-			for i, a := range args {
-				args[i] = ref.ReplaceAllStringFunc(a, func(m string) string {
-					name := ref.FindStringSubmatch(m)[1]
-					read[name] = true
-					v, ok := env[name]
-					if !ok {
-						t.Errorf("argument %q refers to an undefined variable", a)
-					}
-					return v
-				})
+			// fromArgs are the arguments as the kubelet expands them;
+			// fromEnv, the same without the flags whose value is a
+			// ConfigMap key, which the runtime then reads from its
+			// environment.
+			var fromArgs, fromEnv []string
+			for i := 0; i < len(args); i++ {
+				a := args[i]
+				if i+1 < len(args) && ref.MatchString(args[i+1]) && strings.HasPrefix(a, "--") {
+					fromArgs = append(fromArgs, a)
+					continue
+				}
+				if ref.MatchString(a) {
+					fromArgs = append(fromArgs, ref.ReplaceAllStringFunc(a, func(m string) string {
+						name := ref.FindStringSubmatch(m)[1]
+						read[name] = true
+						v, ok := env[name]
+						if !ok {
+							t.Errorf("argument %q refers to an undefined variable", a)
+						}
+						return v
+					}))
+					continue
+				}
+				fromArgs = append(fromArgs, a)
+				fromEnv = append(fromEnv, a)
 			}
 			// A setting written to the ConfigMap but passed to no flag
-			// never reaches the runtime.
+			// never reaches the runtime through its arguments.
 			for k := range env {
 				if strings.HasPrefix(k, "KNC_") && !read[k] {
-					t.Errorf("the ConfigMap sets %s, which no argument of knc runtime reads", k)
+					t.Errorf("the ConfigMap sets %s, which no argument of knc-runtime reads", k)
 				}
 			}
-			if len(args) == 0 || args[0] != "runtime" {
-				t.Fatalf("args = %v, want knc runtime", args)
+			if len(args) == 0 || !strings.HasPrefix(args[0], "--") {
+				t.Fatalf("args = %v, want the flags of knc-runtime", args)
 			}
-			runtimeCmd := newRuntimeCmd()
-			if err := runtimeCmd.ParseFlags(args[1:]); err != nil {
-				t.Fatalf("knc runtime refuses the rendered arguments %v: %v", args, err)
+			for _, way := range []struct {
+				name string
+				args []string
+			}{{"arguments", fromArgs}, {"environment", fromEnv}} {
+				t.Run(way.name, func(t *testing.T) {
+					c := runtimeconfig.New(runtimeconfig.Runtime)
+					fs := pflag.NewFlagSet("knc-runtime", pflag.ContinueOnError)
+					command.RegisterFlags(fs, runtimeconfig.Runtime, c)
+					if err := fs.Parse(way.args); err != nil {
+						t.Fatalf("knc-runtime refuses the rendered arguments %v: %v", way.args, err)
+					}
+					command.MarkGiven(fs, c)
+					if err := c.FromEnvironment(runtimeconfig.Runtime, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+						t.Fatal(err)
+					}
+					// clusterDomain of knc.yaml completes the addresses of
+					// v1 Services the cluster's runtime resolves.
+					if c.ClusterDomain != cfg.ClusterDomain || !c.Given("cluster-domain") {
+						t.Errorf("--cluster-domain = %q, want knc.yaml's %q", c.ClusterDomain, cfg.ClusterDomain)
+					}
+					var o engine.Options
+					if err := command.Apply(&o, c); err != nil {
+						t.Fatal(err)
+					}
+					if err := command.ServeUI(&o, c, func() *engine.Engine { return nil }, nil, nil); err != nil {
+						t.Fatal(err)
+					}
+					tt.check(t, o)
+				})
 			}
-			// clusterDomain of knc.yaml completes the addresses of v1
-			// Services the cluster's runtime resolves.
-			if got, _ := runtimeCmd.Flags().GetString("cluster-domain"); got != cfg.ClusterDomain || !runtimeCmd.Flags().Changed("cluster-domain") {
-				t.Errorf("--cluster-domain = %q, want knc.yaml's %q", got, cfg.ClusterDomain)
-			}
-			// The flags knc run and knc runtime share, read as knc runtime
-			// reads them.
-			var f serveFlags
-			cmd := &cobra.Command{FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true}}
-			f.register(cmd)
-			if err := cmd.ParseFlags(args[1:]); err != nil {
-				t.Fatal(err)
-			}
-			var o engine.Options
-			if err := f.apply(&o, ""); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.serveUI(cmd, &o, nil, func() *engine.Engine { return nil }, nil); err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, o)
 		})
 	}
 }

@@ -9,7 +9,6 @@
 // Channel); Ready=Unknown is Progressing. The message is the Ready
 // condition's reason and message.
 //
-// Evaluate runs the script as Argo CD does, with gopher-lua, so that tests
-// can check it against real objects. This package must not import the
-// runtime's engine.
+// Package argocdtest runs the script as Argo CD does, with gopher-lua, for
+// tests. This package must not import the runtime's engine.
 package argocd

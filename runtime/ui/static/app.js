@@ -46,6 +46,16 @@ async function fetchOK(url) {
   return r;
 }
 
+// getDrawing fetches the drawing: {svg}, or {reason} from a runtime that
+// does not draw (501), which the page shows in the drawing's place.
+async function getDrawing(url) {
+  const r = await fetch(url, { cache: 'no-store' });
+  if (r.status === 501) return { reason: (await r.text()).trim() };
+  if (r.status === 400) throw new SelectionError((await r.text()).trim());
+  if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()));
+  return { svg: await r.text() };
+}
+
 async function getJSON(url) {
   return (await fetchOK(url)).json();
 }
@@ -56,7 +66,7 @@ function loadTopology() {
     page.loading = (async () => {
       const [top, svg] = await Promise.all([
         getJSON('/ui/api/topology' + SELECTION),
-        fetchOK('/ui/graph.svg' + SELECTION).then(r => r.text()),
+        getDrawing('/ui/graph.svg' + SELECTION),
       ]);
       page.nodes = top.nodes || [];
       page.recentEvents = top.recentEvents || 0;
@@ -84,9 +94,13 @@ function svgNode(svg, n) {
   return null;
 }
 
-function drawGraph(text) {
+function drawGraph(drawing) {
   const box = document.getElementById('graph');
-  const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+  if (drawing.reason) {
+    box.replaceChildren(el('p', { class: 'empty' }, drawing.reason));
+    return;
+  }
+  const doc = new DOMParser().parseFromString(drawing.svg, 'image/svg+xml');
   const svg = doc.documentElement;
   if (svg.nodeName !== 'svg') {
     box.replaceChildren(el('p', { class: 'empty' }, 'The topology could not be drawn.'));

@@ -1,4 +1,4 @@
-package topology_test
+package layout_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/knc-dev/knc/internal/topology"
+	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
 // cyclicMesh is brokers Brokers with three Triggers each, every Trigger
@@ -38,10 +39,10 @@ func TestLayoutRefusesWhatIsTooLargeToLayOut(t *testing.T) {
 	g := cyclicMesh(1700)
 	for name, write := range map[string]func(context.Context, *bytes.Buffer, *topology.Graph) error{
 		"svg": func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error {
-			return topology.WriteSVGContext(ctx, b, g)
+			return layout.WriteSVGContext(ctx, b, g)
 		},
 		"png": func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error {
-			return topology.WritePNGContext(ctx, b, g)
+			return layout.WritePNGContext(ctx, b, g)
 		},
 	} {
 		var out bytes.Buffer
@@ -61,7 +62,7 @@ func TestLayoutRefusesWhatIsTooLargeToLayOut(t *testing.T) {
 	for i := range topology.MaxLayoutEdges + 1 {
 		wide.Edges = append(wide.Edges, &topology.Edge{Role: topology.DeadLetter, To: fmt.Sprintf("uri:https://example.com/%d", i%10)})
 	}
-	err := topology.WriteSVG(&bytes.Buffer{}, topology.Assemble(map[string]*topology.Source{wide.ID: wide}, nil))
+	err := layout.WriteSVG(&bytes.Buffer{}, topology.Assemble(map[string]*topology.Source{wide.ID: wide}, nil))
 	if !errors.Is(err, topology.ErrTooLargeToLayOut) || !strings.Contains(err.Error(), "4001 edges") {
 		t.Errorf("4,001 edges: error %v, want %v naming them", err, topology.ErrTooLargeToLayOut)
 	}
@@ -74,7 +75,7 @@ func TestLayoutStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	cancel(cause)
 	var out bytes.Buffer
-	err := topology.WriteSVGContext(ctx, &out, cyclicMesh(3))
+	err := layout.WriteSVGContext(ctx, &out, cyclicMesh(3))
 	if !errors.Is(err, topology.ErrLayoutStopped) || !errors.Is(err, cause) {
 		t.Fatalf("error %v, want %v and %v", err, topology.ErrLayoutStopped, cause)
 	}
@@ -82,7 +83,7 @@ func TestLayoutStopsWithItsContext(t *testing.T) {
 		t.Errorf("%d bytes written, want none", out.Len())
 	}
 	// Within the limits, with time, it is drawn.
-	if err := topology.WriteSVGContext(t.Context(), &out, cyclicMesh(3)); err != nil || !bytes.Contains(out.Bytes(), []byte("<svg")) {
+	if err := layout.WriteSVGContext(t.Context(), &out, cyclicMesh(3)); err != nil || !bytes.Contains(out.Bytes(), []byte("<svg")) {
 		t.Errorf("a small mesh: %d bytes, error %v; want an SVG", out.Len(), err)
 	}
 }

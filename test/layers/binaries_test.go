@@ -1,0 +1,86 @@
+package layers
+
+import (
+	"strings"
+	"testing"
+)
+
+// testOnly are the modules only tests may link: the Lua interpreter that
+// runs the Argo CD health check, the browser driver, and Flux's libraries
+// the Flux tests apply with.
+var testOnly = []string{
+	"github.com/yuin/gopher-lua",
+	"github.com/chromedp/",
+	"github.com/fluxcd/pkg/ssa",
+	"github.com/fluxcd/cli-utils",
+}
+
+// notInTheRuntime are what the runtime's own binary must not link: the
+// compiler and what only the compiler needs (CUE, kustomize), and
+// Graphviz, whose WebAssembly module is compiled at every start of a
+// binary that links it.
+var notInTheRuntime = []string{
+	"cuelang.org/",
+	"sigs.k8s.io/kustomize/",
+	"github.com/goccy/go-graphviz",
+	"github.com/yuin/gopher-lua",
+	"github.com/fluxcd/pkg/kustomize",
+	module + "/compiler",
+	module + "/plugins",
+	module + "/schema",
+	module + "/internal/topology/layout",
+}
+
+// binaries are the commands knc ships.
+var binaries = []string{"./cmd/knc", "./cmd/knc-runtime"}
+
+// linked returns the packages of deps that start with one of prefixes, a
+// prefix that ends in a letter matching a whole path element.
+func linked(deps []string, prefixes []string) []string {
+	var out []string
+	for _, d := range deps {
+		for _, p := range prefixes {
+			if d == p || strings.HasPrefix(d, p) && (strings.HasSuffix(p, "/") || strings.HasPrefix(d, p+"/")) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestBinariesLinkNoTestOnlyModules fails when a binary links a module
+// only tests need.
+func TestBinariesLinkNoTestOnlyModules(t *testing.T) {
+	for _, bin := range binaries {
+		p := list(t, bin)
+		if len(p) != 1 {
+			t.Fatalf("go list %s: %d packages", bin, len(p))
+		}
+		if bad := linked(p[0].Deps, testOnly); len(bad) > 0 {
+			t.Errorf("%s links %s, which only tests may use: move the code that needs it into a package only tests import", bin, strings.Join(bad, ", "))
+		}
+	}
+}
+
+// TestRuntimeBinaryLinksOnlyTheRuntime fails when knc-runtime, the
+// binary of the runtime's image, links the compiler, CUE, kustomize, Lua
+// or Graphviz.
+func TestRuntimeBinaryLinksOnlyTheRuntime(t *testing.T) {
+	p := list(t, "./cmd/knc-runtime")
+	if len(p) != 1 {
+		t.Fatalf("go list ./cmd/knc-runtime: %d packages", len(p))
+	}
+	if bad := linked(p[0].Deps, notInTheRuntime); len(bad) > 0 {
+		t.Errorf("knc-runtime links %s; the runtime's binary carries the runtime only", strings.Join(bad, ", "))
+	}
+}
+
+func TestLinked(t *testing.T) {
+	deps := []string{"cuelang.org/go/cue", "github.com/goccy/go-graphviz/internal/wasm", "github.com/yuin/gopher-luax", module + "/compiler/graph", module + "/compilerx"}
+	got := linked(deps, notInTheRuntime)
+	want := []string{"cuelang.org/go/cue", "github.com/goccy/go-graphviz/internal/wasm", module + "/compiler/graph"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("linked = %v, want %v", got, want)
+	}
+}
