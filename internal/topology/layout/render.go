@@ -15,8 +15,14 @@ import (
 
 	"github.com/goccy/go-graphviz"
 
+	"github.com/knc-dev/knc/internal/graphvizcache"
+
 	"github.com/knc-dev/knc/internal/topology"
 )
+
+// go-graphviz chose its cache directory in its init, which has run by now
+// (this package imports it): TMPDIR can be what the user set again.
+func init() { graphvizcache.Restore() }
 
 // WriteSVG writes g as a standalone SVG image, laid out by Graphviz's dot
 // from the DOT that topology.WriteDOT writes. Graphviz runs as WebAssembly inside
