@@ -44,6 +44,15 @@ func Check(docs []*load.Document, cfg *project.Config) (*model.Set, diag.List) {
 			set.Channels = append(set.Channels, o)
 		case *model.Subscription:
 			set.Subscriptions = append(set.Subscriptions, o)
+		case *model.Sequence:
+			set.Sequences = append(set.Sequences, o)
+		case *model.Parallel:
+			set.Parallels = append(set.Parallels, o)
+		case model.Source:
+			set.Sources = append(set.Sources, o)
+		}
+		if e.Duck != nil {
+			set.Sources = append(set.Sources, e.Duck)
 		}
 	}
 	diags = append(diags, c.references(set)...)
@@ -146,8 +155,14 @@ func (c *checker) other(doc *load.Document) (*model.Entry, diag.List) {
 	if ns == "" && !clusterScoped[doc.Kind] {
 		ns = c.defaults.Namespace
 	}
-	return &model.Entry{
+	entry := &model.Entry{
 		Key: model.Key{Group: model.Group(doc.APIVersion), Kind: doc.Kind, Namespace: ns, Name: doc.Name},
 		Doc: doc,
-	}, diags
+	}
+	if c.cfg.IsSource(entry.Key.Group, doc.Kind) {
+		var sd diag.List
+		entry.Duck, sd = c.duckSource(doc, ns)
+		diags = append(diags, sd...)
+	}
+	return entry, diags
 }
