@@ -84,6 +84,11 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 		return c.other(doc)
 	}
 	diags = load.DecodeManifest(doc, obj)
+	if cs, ok := obj.(*model.ContainerSource); ok {
+		// The pod template is checked as Kubernetes' own type, read as
+		// kubectl sends it.
+		cs.Spec.Template = kubectlTemplate(doc)
+	}
 	ns := doc.Namespace
 	if ns == "" {
 		ns = c.defaults.Namespace

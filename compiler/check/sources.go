@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
@@ -39,6 +41,50 @@ func (c *checker) duckSource(doc *load.Document, ns string) (*model.DuckSource, 
 	}
 	src.SetDefaults(c.defaults)
 	return src, diags
+}
+
+// kubectlTemplate returns a ContainerSource's pod template as kubectl and
+// Argo CD send it: an unquoted on, off, yes, no, y or n (YAML 1.1) is a
+// boolean, so that a string field holding one is refused as Knative's
+// decoding refuses it. Nil when the template is absent or not a mapping,
+// which decoding reports.
+func kubectlTemplate(doc *load.Document) map[string]any {
+	if _, ok := doc.KeyPos("spec.template"); !ok {
+		return nil
+	}
+	n := doc.Lookup("spec.template")
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var v any
+	if err := yaml11(n).Decode(&v); err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// yaml11 copies a tree, retagging as booleans the plain scalars YAML 1.1
+// reads as booleans.
+func yaml11(n *yaml.Node) *yaml.Node {
+	c := *n
+	if n.Kind == yaml.ScalarNode && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && n.Tag == "!!str" {
+		switch n.Value {
+		case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+			c.Tag, c.Value = "!!bool", "true"
+		case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+			c.Tag, c.Value = "!!bool", "false"
+		}
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 {
+			c.Content[i] = k
+			continue
+		}
+		c.Content[i] = yaml11(k)
+	}
+	return &c
 }
 
 // decodeStrict decodes a YAML subtree into out through JSON, refusing

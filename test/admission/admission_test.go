@@ -148,13 +148,6 @@ var allowed = []admissionfuzz.Allowance{
 		},
 	},
 	{
-		Name:   "pod-template-yaml11",
-		Reason: "inside a ContainerSource's pod template, which knc checks with Kubernetes' own types after reading it, an unquoted on, off, yes or no is read as the string Flux sends, not as the boolean kubectl and Argo CD send",
-		Match: func(o admissionfuzz.Outcome) bool {
-			return !o.Knc.Refused && o.Case.Kind == "ContainerSource" && strings.Contains(o.Knative.Reason, "cannot unmarshal bool into Go struct field") && strings.Contains(o.Knative.Reason, "spec.template")
-		},
-	},
-	{
 		Name:   "generateName-without-name",
 		Reason: "kubectl apply and Flux's server-side apply refuse an object without metadata.name",
 		Match: func(o admissionfuzz.Outcome) bool {
