@@ -8,7 +8,7 @@ KNC := $(BIN)/knc
 # The kube-apiserver and etcd the tests run against are built from source.
 -include hack/testbin.mk
 
-.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz fuzz-knative fuzz-knative-admission fuzz-knative-filter reliability soak golden golden-check vet lint fmt-check tidy-check clean
+.PHONY: all build image image-test release-check test test-short bench bench-runtime run fuzz fuzz-knative fuzz-knative-admission fuzz-knative-sources fuzz-knative-filter reliability soak golden golden-check vet lint fmt-check tidy-check clean
 
 all: build
 
@@ -143,7 +143,7 @@ fuzz:
 
 # fuzz-knative runs both long campaigns against Knative's own code: the
 # admission of manifests, then the Broker filter on Trigger/event pairs.
-fuzz-knative: fuzz-knative-admission fuzz-knative-filter
+fuzz-knative: fuzz-knative-admission fuzz-knative-sources fuzz-knative-filter
 
 # fuzz-knative-admission judges N generated manifests with knc and with Knative
 # Eventing's own admission (tools/koracle of ../shared, or of
@@ -156,6 +156,13 @@ N ?= 10000
 SEED ?= $(shell date +%s)
 fuzz-knative-admission:
 	$(GO) test -count=1 -v -timeout 60m ./test/admission -run '^TestKnativeAdmissionDifferential$$' -args -admission.n=$(N) -admission.seed=$(SEED) -admission.out=$(BIN)/fuzz-knative
+
+# fuzz-knative-sources does the same for the sources and flows
+# (PingSource, ApiServerSource, ContainerSource, SinkBinding, Sequence,
+# Parallel): N inputs from SEED, reproducers in bin/fuzz-knative-sources.
+# A bounded run (300 inputs, seed 1) is part of `make test`.
+fuzz-knative-sources:
+	$(GO) test -count=1 -v -timeout 60m ./test/admission -run '^TestSourcesAdmissionDifferential$$' -args -admission.sources.n=$(N) -admission.seed=$(SEED) -admission.out=$(BIN)/fuzz-knative-sources
 
 # fuzz-knative-filter compares runtime/router with Knative's own Broker
 # filter (kfilter, from the shared koracle tools: KNC_SHARED_DIR or ../shared)

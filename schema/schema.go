@@ -24,6 +24,13 @@ var Kinds = map[string]string{
 	"Trigger":      "#Trigger",
 	"Channel":      "#Channel",
 	"Subscription": "#Subscription",
+
+	"PingSource":      "#PingSource",
+	"ApiServerSource": "#ApiServerSource",
+	"ContainerSource": "#ContainerSource",
+	"SinkBinding":     "#SinkBinding",
+	"Sequence":        "#Sequence",
+	"Parallel":        "#Parallel",
 }
 
 // Files returns the embedded CUE files, sorted by name.

@@ -44,6 +44,15 @@ func Check(docs []*load.Document, cfg *project.Config) (*model.Set, diag.List) {
 			set.Channels = append(set.Channels, o)
 		case *model.Subscription:
 			set.Subscriptions = append(set.Subscriptions, o)
+		case *model.Sequence:
+			set.Sequences = append(set.Sequences, o)
+		case *model.Parallel:
+			set.Parallels = append(set.Parallels, o)
+		case model.Source:
+			set.Sources = append(set.Sources, o)
+		}
+		if e.Duck != nil {
+			set.Sources = append(set.Sources, e.Duck)
 		}
 	}
 	diags = append(diags, c.references(set)...)
@@ -75,6 +84,11 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 		return c.other(doc)
 	}
 	diags = load.DecodeManifest(doc, obj)
+	if cs, ok := obj.(*model.ContainerSource); ok {
+		// The pod template is checked as Kubernetes' own type, read as
+		// kubectl sends it.
+		cs.Spec.Template = kubectlTemplate(doc)
+	}
 	ns := doc.Namespace
 	if ns == "" {
 		ns = c.defaults.Namespace
@@ -146,8 +160,14 @@ func (c *checker) other(doc *load.Document) (*model.Entry, diag.List) {
 	if ns == "" && !clusterScoped[doc.Kind] {
 		ns = c.defaults.Namespace
 	}
-	return &model.Entry{
+	entry := &model.Entry{
 		Key: model.Key{Group: model.Group(doc.APIVersion), Kind: doc.Kind, Namespace: ns, Name: doc.Name},
 		Doc: doc,
-	}, diags
+	}
+	if c.cfg.IsSource(entry.Key.Group, doc.Kind) {
+		var sd diag.List
+		entry.Duck, sd = c.duckSource(doc, ns)
+		diags = append(diags, sd...)
+	}
+	return entry, diags
 }

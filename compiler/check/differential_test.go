@@ -94,6 +94,80 @@ spec:
   delivery:
     deadLetterSink: {uri: "https://dls.example.com/x"}
 `,
+	"PingSource": `apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata:
+  name: tick
+spec:
+  schedule: "*/5 * * * *"
+  timezone: Europe/Paris
+  contentType: application/json
+  data: '{"a": 1}'
+  sink: {ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}}
+  ceOverrides: {extensions: {team: a}}
+`,
+	"ApiServerSource": `apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: watch
+spec:
+  mode: Resource
+  serviceAccountName: watcher
+  resources:
+  - apiVersion: v1
+    kind: Pod
+    selector: {matchLabels: {app: a}, matchExpressions: [{key: tier, operator: In, values: [x]}]}
+  owner: {apiVersion: apps/v1, kind: ReplicaSet}
+  namespaceSelector: {matchLabels: {team: a}}
+  filters: [{exact: {type: a}}]
+  sink: {uri: "https://sink.example.com/"}
+`,
+	"ContainerSource": `apiVersion: sources.knative.dev/v1
+kind: ContainerSource
+metadata:
+  name: beat
+spec:
+  template:
+    spec:
+      containers:
+      - name: beat
+        image: registry.example.com/beat
+        args: [--period=1]
+  sink: {ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: display}, uri: /beats}
+`,
+	"SinkBinding": `apiVersion: sources.knative.dev/v1
+kind: SinkBinding
+metadata:
+  name: bind
+spec:
+  subject: {apiVersion: apps/v1, kind: Deployment, name: api, namespace: default}
+  sink: {uri: "https://sink.example.com/"}
+`,
+	"Sequence": `apiVersion: flows.knative.dev/v1
+kind: Sequence
+metadata:
+  name: pipe
+spec:
+  channelTemplate: {apiVersion: messaging.knative.dev/v1, kind: InMemoryChannel}
+  steps:
+  - ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: first}
+    delivery: {retry: 2, backoffPolicy: linear}
+  - uri: "https://second.example.com/"
+  reply: {ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}}
+`,
+	"Parallel": `apiVersion: flows.knative.dev/v1
+kind: Parallel
+metadata:
+  name: fan
+spec:
+  channelTemplate: {apiVersion: messaging.knative.dev/v1, kind: InMemoryChannel}
+  branches:
+  - filter: {uri: "https://filter.example.com/"}
+    subscriber: {ref: {apiVersion: serving.knative.dev/v1, kind: Service, name: even}}
+    reply: {uri: "https://reply.example.com/"}
+    delivery: {retry: 1}
+  reply: {ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}}
+`,
 }
 
 // mutations are applied to the valid object of a kind: set path to a YAML
@@ -477,6 +551,17 @@ func TestGoOnlyRules(t *testing.T) {
 		{"destination", "Subscription", "spec.reply", "{uri: /relative}"},
 		{"subscribers", "Channel", "spec.subscribers", "[{subscriberUri: 'http://a/'}]"},
 		{"destination", "Subscription", "spec.reply", "{CACerts: x}"},
+		{"cron", "PingSource", "spec.schedule", `"7"`},
+		{"cron", "PingSource", "spec.schedule", `"61 * * * *"`},
+		{"cron", "PingSource", "spec.timezone", "Atlantis/Capital"},
+		{"pingdata", "PingSource", "spec.data", "not json"},
+		{"pingdata", "PingSource", "spec", `{sink: {uri: "https://sink.example.com/"}, dataBase64: "%%%"}`},
+		{"pingdata", "PingSource", "spec.dataBase64", "e30="},
+		{"pingdata", "PingSource", "spec", `{sink: {uri: "https://sink.example.com/"}, dataBase64: "bm90IGpzb24=", contentType: application/json}`},
+		{"podtemplate", "ContainerSource", "spec.template.spec.containers", "[{image: x, imagePullPolicyy: Always}]"},
+		{"podtemplate", "ContainerSource", "spec.template.spec.nodeName", "[x]"},
+		{"selector", "SinkBinding", "spec.subject", "{apiVersion: apps/v1, kind: Deployment, selector: {matchExpressions: [{key: a, operator: Like}]}}"},
+		{"namespace", "SinkBinding", "spec.subject.namespace", "other"},
 	} {
 		t.Run(tc.rule+"/"+tc.kind+"/"+tc.value, func(t *testing.T) {
 			src, err := mutate(validObjects[tc.kind], tc.path, tc.value)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
@@ -66,6 +67,27 @@ func (c *checker) references(set *model.Set) diag.List {
 			dest(entry, "spec.subscriber", o.Spec.Subscriber)
 			dest(entry, "spec.reply", o.Spec.Reply)
 			delivery(entry, "spec.delivery", o.Spec.Delivery)
+		case *model.Sequence:
+			for i := range o.Spec.Steps {
+				p := "spec.steps[" + strconv.Itoa(i) + "]"
+				dest(entry, p, &o.Spec.Steps[i].Destination)
+				delivery(entry, p+".delivery", o.Spec.Steps[i].Delivery)
+			}
+			dest(entry, "spec.reply", o.Spec.Reply)
+		case *model.Parallel:
+			for i, b := range o.Spec.Branches {
+				p := "spec.branches[" + strconv.Itoa(i) + "]"
+				dest(entry, p+".filter", b.Filter)
+				dest(entry, p+".subscriber", b.Subscriber)
+				dest(entry, p+".reply", b.Reply)
+				delivery(entry, p+".delivery", b.Delivery)
+			}
+			dest(entry, "spec.reply", o.Spec.Reply)
+		case model.Source:
+			dest(entry, "spec.sink", o.GetSourceSpec().Sink)
+		}
+		if entry.Duck != nil {
+			dest(entry, "spec.sink", entry.Duck.Spec.Sink)
 		}
 	}
 	return diags

@@ -109,13 +109,16 @@ type FieldChange struct {
 }
 
 // RouteChange is a route gained or lost: a path events take from a Broker
-// through a Trigger, or from a Channel through a Subscription, to a
-// subscriber (and a Subscription's reply).
+// through a Trigger, from a Channel through a Subscription, or from a
+// Sequence or Parallel through a step or branch, to a subscriber (and a
+// reply); or from an event source to its sink.
 type RouteChange struct {
 	Change string `json:"change"`
-	// Source is "Broker NAMESPACE/NAME" or "Channel NAMESPACE/NAME".
+	// Source is "KIND NAMESPACE/NAME": a Broker, Channel, Sequence,
+	// Parallel or event source.
 	Source string `json:"source"`
-	// Via is "Trigger NAME" or "Subscription NAME".
+	// Via is "Trigger NAME", "Subscription NAME", "Step N of M",
+	// "Branch N of M", or "sink" for an event source.
 	Via        string `json:"via"`
 	Subscriber string `json:"subscriber,omitempty"`
 	Reply      string `json:"reply,omitempty"`

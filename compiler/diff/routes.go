@@ -10,9 +10,10 @@ import (
 )
 
 // compareRoutes lists the routes of each revision and reports those only
-// one has. A route is identified by where it starts, the Trigger or
-// Subscription it passes, and the objects it delivers to, so a subscriber
-// that moves is one route lost and one gained.
+// one has. A route is identified by where it starts, the Trigger,
+// Subscription, step or branch it passes (or an event source's sink), and
+// the objects it delivers to, so a subscriber or sink that moves is one
+// route lost and one gained.
 func compareRoutes(base, head *topology.Graph) []RouteChange {
 	baseRoutes, headRoutes := routeSet(base), routeSet(head)
 	var out []RouteChange
@@ -47,6 +48,15 @@ func routeSet(g *topology.Graph) map[routeKey]RouteChange {
 	out := map[routeKey]RouteChange{}
 	for _, ns := range g.Namespaces {
 		for _, s := range ns.Sources {
+			// An event source's route is its sink: a sink that changes
+			// sends its events elsewhere.
+			for _, e := range s.Edges {
+				if e.Role != topology.SinkOf {
+					continue
+				}
+				rc := RouteChange{Source: s.Kind + " " + s.Namespace + "/" + s.Name, Via: "sink", Subscriber: describeEdge(e)}
+				out[routeKey{source: s.ID, via: "sink", subscriber: e.To, subscriberPath: e.Path}] = rc
+			}
 			for _, r := range s.Routes {
 				rc := RouteChange{Source: s.Kind + " " + s.Namespace + "/" + s.Name, Via: r.Kind + " " + r.Name}
 				k := routeKey{source: s.ID, via: r.ID}

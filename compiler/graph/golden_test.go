@@ -24,6 +24,7 @@ var goldenProjects = map[string]string{
 	"multi-namespace": "../../examples/multi-namespace",
 	"plugin":          "../../examples/plugin",
 	"edge-cases":      "testdata/projects/edge-cases",
+	"sources":         "testdata/projects/sources",
 }
 
 var formats = map[string]func(io.Writer, *topology.Graph) error{

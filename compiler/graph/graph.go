@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
@@ -62,7 +65,92 @@ func Build(set *model.Set, table *routing.Table) *topology.Graph {
 		}
 		src.Routes = append(src.Routes, r)
 	}
+	for _, src := range set.Sources {
+		b.producer(src)
+	}
+	for _, seq := range set.Sequences {
+		b.sequence(seq)
+	}
+	for _, par := range set.Parallels {
+		b.parallel(par)
+	}
 	return topology.Assemble(b.sources, b.sinks)
+}
+
+// producer draws an event source feeding its sink.
+func (b *builder) producer(src model.Source) {
+	tm, m := src.GetTypeMeta(), src.GetMetadata()
+	s := b.source(tm.Kind, model.Group(tm.APIVersion), m.Namespace, m.Name)
+	s.External = false
+	if sink := src.GetSourceSpec().Sink; sink != nil && (sink.Ref != nil || sink.URI != nil) {
+		s.Edges = append(s.Edges, b.edge(topology.SinkOf, sink, ""))
+	}
+}
+
+// sequence draws a Sequence with one route per step, in order, each
+// delivering to its step; the last step's reply goes to the Sequence's
+// reply.
+func (b *builder) sequence(seq *model.Sequence) {
+	ns := seq.Metadata.Namespace
+	s := b.source(model.KindSequence, model.GroupFlows, ns, seq.Metadata.Name)
+	s.External = false
+	s.Class = channelClass(seq.Spec.ChannelTemplate)
+	for i := range seq.Spec.Steps {
+		r := b.part(s, "Step", i, len(seq.Spec.Steps))
+		r.Edges = append(r.Edges, b.edge(topology.Subscriber, &seq.Spec.Steps[i].Destination, ""))
+		if d := seq.Spec.Steps[i].Delivery; d != nil && d.DeadLetterSink != nil {
+			r.Edges = append(r.Edges, b.edge(topology.DeadLetter, d.DeadLetterSink, ""))
+		}
+		if i == len(seq.Spec.Steps)-1 && seq.Spec.Reply != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Reply, seq.Spec.Reply, ""))
+		}
+	}
+}
+
+// parallel draws a Parallel with one route per branch, each with its
+// filter, its subscriber and its reply (the branch's own, or else the
+// Parallel's).
+func (b *builder) parallel(par *model.Parallel) {
+	ns := par.Metadata.Namespace
+	s := b.source(model.KindParallel, model.GroupFlows, ns, par.Metadata.Name)
+	s.External = false
+	s.Class = channelClass(par.Spec.ChannelTemplate)
+	for i, br := range par.Spec.Branches {
+		r := b.part(s, "Branch", i, len(par.Spec.Branches))
+		if br.Filter != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Filter, br.Filter, ""))
+		}
+		if br.Subscriber != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Subscriber, br.Subscriber, ""))
+		}
+		reply := br.Reply
+		if reply == nil {
+			reply = par.Spec.Reply
+		}
+		if reply != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Reply, reply, ""))
+		}
+		if br.Delivery != nil && br.Delivery.DeadLetterSink != nil {
+			r.Edges = append(r.Edges, b.edge(topology.DeadLetter, br.Delivery.DeadLetterSink, ""))
+		}
+	}
+}
+
+// part adds the route of step or branch i of n to s. Its ID sorts in
+// order, since routes are drawn sorted by ID.
+func (b *builder) part(s *topology.Source, what string, i, n int) *topology.Route {
+	name := fmt.Sprintf("%d of %d", i+1, n)
+	id := fmt.Sprintf("%s/%0*d", s.ID, len(strconv.Itoa(n)), i+1)
+	r := &topology.Route{ID: id, Kind: what, Namespace: s.Namespace, Name: name}
+	s.Routes = append(s.Routes, r)
+	return r
+}
+
+func channelClass(t *model.ChannelTemplateSpec) string {
+	if t == nil {
+		return ""
+	}
+	return t.Kind
 }
 
 type builder struct {

@@ -289,6 +289,45 @@ func TestTriggerFilter(t *testing.T) {
 	}
 }
 
+// TestSourcesAndFlows draws event sources feeding their sinks, a
+// Sequence as its steps in order with the last step's reply, and a
+// Parallel as its branches with filter, subscriber and reply.
+func TestSourcesAndFlows(t *testing.T) {
+	g := load(t, "testdata/projects/sources")
+	want := []string{
+		"namespace shop",
+		`  Broker/shop/default class="knc" served=true external=false`,
+		"    Trigger/shop/orders-to-pipeline filter type = 'com.example.order'",
+		"      subscriber -> Sequence.flows.knative.dev/shop/order-pipeline",
+		`  ApiServerSource.sources.knative.dev/shop/pod-changes class="" served=false external=false`,
+		"    sink -> Broker/shop/default",
+		`  Parallel.flows.knative.dev/shop/fan-out class="" served=false external=false`,
+		"    Parallel.flows.knative.dev/shop/fan-out/1",
+		"      subscriber -> Service.serving.knative.dev/shop/audit",
+		"      reply -> Broker/shop/default",
+		"    Parallel.flows.knative.dev/shop/fan-out/2",
+		"      filter -> uri:https://filters.example.com/big uri https://filters.example.com/big",
+		"      subscriber -> Service.serving.knative.dev/shop/big-orders",
+		"      reply -> Broker/shop/default",
+		`  PingSource.sources.knative.dev/shop/nightly-report class="" served=false external=false`,
+		"    sink -> Broker/shop/default",
+		`  Sequence.flows.knative.dev/shop/order-pipeline class="InMemoryChannel" served=false external=false`,
+		"    Sequence.flows.knative.dev/shop/order-pipeline/1",
+		"      subscriber -> Service.serving.knative.dev/shop/enrich",
+		"    Sequence.flows.knative.dev/shop/order-pipeline/2",
+		"      subscriber -> Service.serving.knative.dev/shop/store path /orders",
+		"      reply -> Parallel.flows.knative.dev/shop/fan-out",
+		"  sink Service.serving.knative.dev/shop/audit",
+		"  sink Service.serving.knative.dev/shop/big-orders",
+		"  sink Service.serving.knative.dev/shop/enrich",
+		"  sink Service.serving.knative.dev/shop/store",
+		"outside uri:https://filters.example.com/big",
+	}
+	if diff := cmp.Diff(want, outline(g)); diff != "" {
+		t.Errorf("graph (-want +got):\n%s", diff)
+	}
+}
+
 // TestSVG checks the geometry of every golden project's SVG.
 func TestSVG(t *testing.T) {
 	for name, dir := range goldenProjects {

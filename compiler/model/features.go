@@ -1,7 +1,7 @@
 package model
 
 // Feature names, as in Knative's config-features ConfigMap. Only the flags
-// that change what Knative's admission accepts for the four kinds are here;
+// that change what Knative's admission accepts for the kinds knc checks are here;
 // #Features in schema/config.cue lists them all, with their defaults.
 const (
 	// FeatureNewTriggerFilters gates spec.filters. Knative made the field
@@ -17,6 +17,9 @@ const (
 	// FeatureKReferenceGroup allows group in place of apiVersion in a
 	// reference.
 	FeatureKReferenceGroup = "kreference-group"
+	// FeatureNewAPIServerSourceFilters allows an ApiServerSource's
+	// spec.filters.
+	FeatureNewAPIServerSourceFilters = "new-apiserversource-filters"
 )
 
 // FeatureNames lists every feature, sorted.
@@ -25,6 +28,7 @@ var FeatureNames = []string{
 	FeatureDeliveryRetryAfter,
 	FeatureDeliveryTimeout,
 	FeatureKReferenceGroup,
+	FeatureNewAPIServerSourceFilters,
 	FeatureNewTriggerFilters,
 }
 

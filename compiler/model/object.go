@@ -5,7 +5,8 @@ import (
 	"github.com/knc-dev/knc/internal/knative"
 )
 
-// Object is any of the four Knative kinds.
+// Object is any of the Knative kinds knc validates: the four core kinds,
+// the four core sources and the two flows.
 type Object interface {
 	GetTypeMeta() TypeMeta
 	GetMetadata() *ObjectMeta
@@ -32,9 +33,36 @@ func New(apiVersion, kind string) Object {
 		return &Channel{}
 	case apiVersion == knative.MessagingV1 && kind == knative.KindSubscription:
 		return &Subscription{}
+	case apiVersion == SourcesV1 && kind == KindPingSource:
+		return &PingSource{}
+	case apiVersion == SourcesV1 && kind == KindApiServerSource:
+		return &ApiServerSource{}
+	case apiVersion == SourcesV1 && kind == KindContainerSource:
+		return &ContainerSource{}
+	case apiVersion == SourcesV1 && kind == KindSinkBinding:
+		return &SinkBinding{}
+	case apiVersion == FlowsV1 && kind == KindSequence:
+		return &Sequence{}
+	case apiVersion == FlowsV1 && kind == KindParallel:
+		return &Parallel{}
 	}
 	return nil
 }
+
+// The API versions and kinds of the sources and flows.
+const (
+	GroupSources = "sources.knative.dev"
+	SourcesV1    = GroupSources + "/v1"
+	GroupFlows   = "flows.knative.dev"
+	FlowsV1      = GroupFlows + "/v1"
+
+	KindPingSource      = "PingSource"
+	KindApiServerSource = "ApiServerSource"
+	KindContainerSource = "ContainerSource"
+	KindSinkBinding     = "SinkBinding"
+	KindSequence        = "Sequence"
+	KindParallel        = "Parallel"
+)
 
 // Key identifies an object: kind, namespace (after defaulting) and name.
 // Kind includes the API group, so a Service of serving.knative.dev and a v1
@@ -66,6 +94,9 @@ type Entry struct {
 	Doc *load.Document
 	// Object is the typed Knative object, or nil for other kinds.
 	Object Object
+	// Duck is the sink and overrides of an object of another kind that
+	// is a source by its duck type; nil for every other object.
+	Duck *DuckSource
 }
 
 // Set is a validated, defaulted set of objects: the model every command
@@ -75,6 +106,12 @@ type Set struct {
 	Triggers      []*Trigger
 	Channels      []*Channel
 	Subscriptions []*Subscription
+	// Sources are the objects that send events to a sink: the four core
+	// sources, and the objects of other kinds that knc takes as sources
+	// (see DuckSource).
+	Sources   []Source
+	Sequences []*Sequence
+	Parallels []*Parallel
 	// Entries holds every object, Knative or not, in load order.
 	Entries []*Entry
 	// Index finds an object by key.

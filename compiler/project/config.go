@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/knc-dev/knc/compiler/model"
 )
@@ -24,6 +25,7 @@ type Config struct {
 	Exclude          []string          `json:"exclude,omitempty"`
 	Features         map[string]string `json:"features,omitempty"`
 	External         []ExternalObject  `json:"external,omitempty"`
+	Sources          []SourceKind      `json:"sources,omitempty"`
 	Runtime          *Runtime          `json:"runtime,omitempty"`
 
 	// File is where the config was read from; empty for the defaults.
@@ -38,6 +40,30 @@ type ExternalObject struct {
 	Name       string `json:"name"`
 	Namespace  string `json:"namespace,omitempty"`
 	URL        string `json:"url,omitempty"`
+}
+
+// SourceKind names a kind whose objects are event sources.
+type SourceKind struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+}
+
+// IsSource says whether objects of group and kind are event sources: the
+// group is sources.knative.dev, the kind ends in Source, or knc.yaml lists
+// the kind under sources.
+func (c *Config) IsSource(group, kind string) bool {
+	if group == model.GroupSources || strings.HasSuffix(kind, "Source") {
+		return true
+	}
+	if c == nil {
+		return false
+	}
+	for _, s := range c.Sources {
+		if s.Group == group && s.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // Runtime holds the settings of the runtime knc build deploys.

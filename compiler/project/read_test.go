@@ -73,7 +73,7 @@ func TestReadWordsErrorsFromTheSchema(t *testing.T) {
 			`knc.yaml:8:22: runtime.ui.recentEvents: must be between 0 and 1000, not 5000`,
 		}},
 		{"unknown", header + "unknown: true\n", []string{
-			`knc.yaml:3:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime`,
+			`knc.yaml:3:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime, sources`,
 		}},
 		{"tracing", header + "runtime:\n  tracing:\n    endpoint: grpc://collector:4317\n    protocol: udp\n    samplingRatio: 1.5\n    headers:\n      bad header: x\n", []string{
 			`knc.yaml:5:15: runtime.tracing.endpoint: "grpc://collector:4317" must be an http:// or https:// URL, or HOST:PORT`,
@@ -127,7 +127,7 @@ unknown: true
 		`knc.yaml:11:13: runtime.replicas: must be at least 1, not 0`,
 		`knc.yaml:12:15: runtime.nats.url: "http://nats:4222" must start with nats:// or tls://`,
 		`knc.yaml:13:22: runtime.ui.recentEvents: must be between 0 and 1000, not 5000`,
-		`knc.yaml:14:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime`,
+		`knc.yaml:14:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime, sources`,
 	}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,6 +191,7 @@ func TestDefaultIsTheSchemas(t *testing.T) {
 	want := model.Features{
 		model.FeatureNewTriggerFilters: true, model.FeatureDeliveryTimeout: true,
 		model.FeatureDeliveryRetryAfter: false, model.FeatureCrossNamespaceEventLinks: false, model.FeatureKReferenceGroup: false,
+		model.FeatureNewAPIServerSourceFilters: false,
 	}
 	if diff := cmp.Diff(want, cfg.EnabledFeatures()); diff != "" {
 		t.Errorf("features (-want +got):\n%s", diff)

@@ -273,6 +273,11 @@ var kindFiles = map[string]string{
 	"Broker": "brokers.yaml", "Trigger": "triggers.yaml", "Channel": "channels.yaml", "Subscription": "subscriptions.yaml",
 }
 
+// asWritten says whether an entry is written out as the repository has
+// it: an object of a kind knc does not model, or one it validates (a
+// source, a flow) but does not compile.
+func asWritten(e *model.Entry) bool { return e.Object == nil || kindFiles[e.Key.Kind] == "" }
+
 func namespaceDir(ns string) string { return path.Join(NamespacesDir, ns) }
 
 func (r *renderer) entries() error {
@@ -290,7 +295,7 @@ func (r *renderer) entries() error {
 	parallel.For(len(r.set.Entries), func(i int) {
 		e := r.set.Entries[i]
 		c := &conv[i]
-		if e.Object == nil {
+		if asWritten(e) {
 			obj, err := e.Doc.Generic()
 			m, ok := obj.(map[string]any)
 			if err == nil && !ok {
@@ -320,7 +325,7 @@ func (r *renderer) entries() error {
 		if c.err != nil {
 			return fmt.Errorf("%s: %w", pos, c.err)
 		}
-		if e.Object == nil {
+		if asWritten(e) {
 			dir := ClusterDir
 			if e.Key.Namespace != "" {
 				md, _ := c.obj["metadata"].(map[string]any)

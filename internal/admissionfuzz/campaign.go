@@ -303,7 +303,9 @@ type Tally struct {
 	// keys left out) and direction.
 	Classes map[string]int
 	Allowed map[string]int
-	Total   Cell
+	// Kinds counts by kind alone, each case once.
+	Kinds map[string]*Cell
+	Total Cell
 }
 
 // Cell is one count.
@@ -325,7 +327,7 @@ func (c *Cell) add(o Outcome) {
 
 // Count tallies outs.
 func Count(outs []Outcome) *Tally {
-	t := &Tally{Cells: map[[2]string]*Cell{}, Classes: map[string]int{}, Allowed: map[string]int{}}
+	t := &Tally{Cells: map[[2]string]*Cell{}, Classes: map[string]int{}, Allowed: map[string]int{}, Kinds: map[string]*Cell{}}
 	for _, o := range outs {
 		// A case of two mutations counts under both operators.
 		for _, op := range slices.Compact(slices.Sorted(slices.Values(strings.Split(o.Case.Ops(), "+")))) {
@@ -335,6 +337,10 @@ func Count(outs []Outcome) *Tally {
 			}
 			t.Cells[k].add(o)
 		}
+		if t.Kinds[o.Case.Kind] == nil {
+			t.Kinds[o.Case.Kind] = &Cell{}
+		}
+		t.Kinds[o.Case.Kind].add(o)
 		t.Total.add(o)
 		switch {
 		case !o.Disagrees():
@@ -357,7 +363,7 @@ func (t *Tally) RefusedShare() float64 {
 
 var (
 	indexRE   = regexp.MustCompile(`\[\d+\]`)
-	freeKeyRE = regexp.MustCompile(`\.(labels|annotations|attributes|exact|prefix|suffix)\..*$`)
+	freeKeyRE = regexp.MustCompile(`\.(labels|annotations|attributes|exact|prefix|suffix|extensions|matchLabels)\..*$`)
 )
 
 // Class names a disagreement's kind: the mutations, the fields they
@@ -389,6 +395,10 @@ func (t *Tally) Print(w io.Writer) {
 	for _, k := range keys {
 		c := t.Cells[k]
 		fmt.Fprintf(w, "%-13s %-14s %7d %8d %9d %8d\n", k[0], k[1], c.Inputs, c.RefusedByKnative, c.Disagreements, c.Allowed)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(t.Kinds)) {
+		c := t.Kinds[kind]
+		fmt.Fprintf(w, "%-13s %-14s %7d %8d %9d %8d\n", kind, "(all)", c.Inputs, c.RefusedByKnative, c.Disagreements, c.Allowed)
 	}
 	fmt.Fprintf(w, "%-13s %-14s %7d %8d %9d %8d\n", "all", "", t.Total.Inputs, t.Total.RefusedByKnative, t.Total.Disagreements, t.Total.Allowed)
 	fmt.Fprintf(w, "Knative refuses %.1f%% of the inputs\n", 100*t.RefusedShare())

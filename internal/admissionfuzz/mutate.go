@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,6 +69,7 @@ func (c *Case) Provenance() string {
 var Ops = []string{
 	"absent", "empty", "null", "wrong-type", "wrong-case", "length", "chars",
 	"yaml11", "number", "unknown-field", "nonsense", "status", "meta", "cesql",
+	"source",
 }
 
 // weightedOps makes the operators that nearly always give an object
@@ -76,6 +78,10 @@ var Ops = []string{
 var weightedOps = func() []string {
 	var out []string
 	for _, op := range Ops {
+		if op == "source" {
+			// Only the generator of the sources and flows uses it.
+			continue
+		}
 		out = append(out, op)
 		switch op {
 		case "wrong-type", "nonsense", "unknown-field", "chars", "yaml11", "length":
@@ -89,13 +95,25 @@ var weightedOps = func() []string {
 // Generator derives cases from the seeds.
 type Generator struct {
 	seed  uint64
+	seeds []Seed
+	ops   []string
 	roots []*yaml.Node
 }
 
-// NewGenerator returns the generator of seed.
-func NewGenerator(seed uint64) *Generator {
-	g := &Generator{seed: seed}
-	for _, s := range Seeds {
+// NewGenerator returns the generator of seed over Seeds, the four core
+// kinds.
+func NewGenerator(seed uint64) *Generator { return newGenerator(seed, Seeds, weightedOps) }
+
+// NewSourceGenerator returns the generator of seed over SourceSeeds, the
+// sources and flows, with the operator that sets their fields to values
+// Knative's validation of them decides on.
+func NewSourceGenerator(seed uint64) *Generator {
+	return newGenerator(seed, SourceSeeds, append(slices.Clone(weightedOps), "source", "source", "source"))
+}
+
+func newGenerator(seed uint64, seeds []Seed, ops []string) *Generator {
+	g := &Generator{seed: seed, seeds: seeds, ops: ops}
+	for _, s := range seeds {
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(s.YAML), &doc); err != nil {
 			panic(fmt.Sprintf("admissionfuzz: seed %s: %v", s.Name, err))
@@ -109,14 +127,14 @@ func NewGenerator(seed uint64) *Generator {
 // generated before.
 func (g *Generator) Case(i int) *Case {
 	r := rand.New(rand.NewPCG(g.seed, uint64(i)))
-	s := r.IntN(len(Seeds))
-	c := &Case{Seed: g.seed, Index: i, Kind: Seeds[s].Kind, Base: Seeds[s].Name, Doc: clone(g.roots[s], nil)}
+	s := r.IntN(len(g.seeds))
+	c := &Case{Seed: g.seed, Index: i, Kind: g.seeds[s].Kind, Base: g.seeds[s].Name, Doc: clone(g.roots[s], nil)}
 	n := 1
 	if r.IntN(10) < 2 {
 		n = 2
 	}
 	for len(c.Mutations) < n {
-		op := weightedOps[r.IntN(len(weightedOps))]
+		op := g.ops[r.IntN(len(g.ops))]
 		if m, ok := apply(r, c, op); ok {
 			c.Mutations = append(c.Mutations, m)
 		}
@@ -126,7 +144,7 @@ func (g *Generator) Case(i int) *Case {
 
 // Seed returns the seed of that name, unchanged, as a case.
 func (g *Generator) Seed(name string) *Case {
-	for i, s := range Seeds {
+	for i, s := range g.seeds {
 		if s.Name == name {
 			return &Case{Seed: g.seed, Index: -1, Kind: s.Kind, Base: s.Name, Doc: clone(g.roots[i], nil)}
 		}
@@ -480,6 +498,8 @@ func apply(r *rand.Rand, c *Case, op string) (Mutation, bool) {
 		e := pick(r, cesqlExprs)
 		c.replace(s, str(e))
 		m.Path, m.Detail = s.path, fmt.Sprintf("set to %q", e)
+	case "source":
+		return applySourceValue(r, c)
 	default:
 		panic("admissionfuzz: unknown operator " + op)
 	}
@@ -488,7 +508,7 @@ func apply(r *rand.Rand, c *Case, op string) (Mutation, bool) {
 
 // isOpenMap says whether the field at path is a map of free keys.
 func isOpenMap(path string) bool {
-	for _, suffix := range []string{"labels", "annotations", "attributes", "exact", "prefix", "suffix"} {
+	for _, suffix := range []string{"labels", "annotations", "attributes", "exact", "prefix", "suffix", "extensions", "matchLabels"} {
 		if strings.HasSuffix(path, "."+suffix) {
 			return true
 		}

@@ -58,7 +58,10 @@ const (
 	KindURI = "URI"
 )
 
-// Source is a Broker or a Channel: where events enter.
+// Source is where events enter: a Broker or a Channel, which routes them
+// (Routes), a Sequence or a Parallel, whose Routes are its steps or
+// branches in order, or an event source such as a PingSource, which makes
+// them and sends them to its sink (Edges).
 type Source struct {
 	ID        string
 	Kind      string
@@ -73,7 +76,8 @@ type Source struct {
 	External bool
 	// Address is where it receives events, when knc serves it.
 	Address string
-	// Edges holds its own dead-letter sink, if any.
+	// Edges holds its own dead-letter sink, if any, or an event source's
+	// sink.
 	Edges  []*Edge
 	Routes []*Route
 	Status Status
@@ -101,6 +105,12 @@ const (
 	Subscriber Role = "subscriber"
 	Reply      Role = "reply"
 	DeadLetter Role = "dead letter"
+	// SinkOf is where an event source (a PingSource, an ApiServerSource…)
+	// sends the events it makes.
+	SinkOf Role = "sink"
+	// Filter is a Parallel branch's filter, which decides whether the
+	// branch's subscriber gets the event.
+	Filter Role = "filter"
 )
 
 // Edge is a delivery from a Route (or a Source's dead letters) to a node.

@@ -18,7 +18,8 @@ import (
 // value at any path: the input picks a generated case (seed, index), the
 // place (selector) and the value (value, read as JSON, else taken as a
 // string), and how the files are laid out (a file, a multi-document
-// stream with a second case, or a kustomization). Each command must end
+// stream with a second case, or a kustomization), and whether the case
+// is one of the core kinds or of the sources and flows. Each command must end
 // with exit 0, 1 or 2 and say why when it is not 0; a panic, which the
 // command boundary turns into "internal error", fails the target.
 func FuzzValidateAndBuild(f *testing.F) {
@@ -28,8 +29,14 @@ func FuzzValidateAndBuild(f *testing.F) {
 	f.Add(uint64(3), uint16(7), uint(1), []byte(`"on"`), uint8(0))
 	f.Add(uint64(4), uint16(2), uint(0), []byte(`-9223372036854775809`), uint8(2))
 	f.Add(uint64(5), uint16(11), uint(40), []byte(`{"spec": []}`), uint8(1))
+	// Layouts 3 to 5 draw from the sources and flows.
+	f.Add(uint64(6), uint16(3), uint(12), []byte(`{"ref": "x"}`), uint8(3))
+	f.Add(uint64(7), uint16(8), uint(30), []byte(`[null]`), uint8(4))
 	f.Fuzz(func(t *testing.T, seed uint64, index uint16, selector uint, value []byte, layout uint8) {
 		g := admissionfuzz.NewGenerator(seed)
+		if layout/3%2 == 1 {
+			g = admissionfuzz.NewSourceGenerator(seed)
+		}
 		c := g.Case(int(index))
 		// The case is written out by a YAML encoder, which cannot write
 		// text that is not UTF-8; FuzzLoad feeds such bytes to knc.
