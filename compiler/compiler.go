@@ -63,6 +63,10 @@ type Options struct {
 	Routes *RouteOptions
 	// Render, when set, runs the render stage.
 	Render *RenderOptions
+	// After, when set, is called after each stage that ran, with the
+	// result so far: a program reports progress with it, as knc -v lists
+	// the deploy units once the check stage has found them.
+	After func(Stage, *Result)
 }
 
 // exclude is Exclude with the directories of the policies, whose .cue

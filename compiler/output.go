@@ -11,6 +11,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/compiler/render/argocd"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/version"
 )
@@ -35,9 +36,10 @@ func DefaultImage(v version.Info) (image string, pinned bool) { return render.De
 
 // RouteOptions say how the routes stage resolves addresses.
 type RouteOptions struct {
-	// Address, when set, is asked first for the address of every object
-	// a reference names (knc run's --address).
-	Address func(r *Reference) (string, bool)
+	// Address, when set, makes the resolver asked first for the address
+	// of every object a reference names (knc run's --address), given the
+	// project's default namespace. Its error stops the pipeline.
+	Address func(defaultNamespace string) (func(r *Reference) (string, bool), error)
 }
 
 // RenderOptions say how the render stage renders.
@@ -55,10 +57,18 @@ type RenderOptions struct {
 
 // compileRoutes is the routes stage: the routing table of each unit
 // selected. What cannot be compiled goes to r.Later.
-func (r *Result) compileRoutes(opts RouteOptions) {
+func (r *Result) compileRoutes(opts RouteOptions) error {
+	var ropts routes.Options
+	if opts.Address != nil {
+		address, err := opts.Address(r.Config.DefaultNamespace)
+		if err != nil {
+			return err
+		}
+		ropts.Address = address
+	}
 	var diags diag.List
 	for _, u := range r.Units {
-		table, d := routes.CompileWith(u.Set, r.Config, routes.Options{Address: opts.Address})
+		table, d := routes.CompileWith(u.Set, r.Config, ropts)
 		u.Table = table
 		diags = append(diags, d...)
 	}
@@ -66,6 +76,7 @@ func (r *Result) compileRoutes(opts RouteOptions) {
 		r.Table = r.Units[0].Table
 	}
 	r.Later = append(r.Later, diags...).Relative(r.dir).Sorted()
+	return nil
 }
 
 // render is the render stage: the manifests of each unit selected. With
@@ -148,3 +159,7 @@ func (r *Result) Root() string {
 	}
 	return root
 }
+
+// ArgoCDHealth is the argocd-cm patch, for Argo CD in namespace, that
+// holds the health checks of the four kinds knc builds.
+func ArgoCDHealth(namespace string) ([]byte, error) { return argocd.ConfigMapPatch(namespace) }

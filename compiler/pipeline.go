@@ -72,48 +72,64 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Config: project.Default(), dir: src.dir, paths: src.paths, cueLimits: opts.CUELimits}
-	if err := stage(ctx, StageConfig, func() error { return readConfig(src, res) }); err != nil || res.Stopped != "" {
+	stage := func(name Stage, run func() error) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := run(); err != nil {
+			return err
+		}
+		if opts.After != nil {
+			opts.After(name, res)
+		}
+		return nil
+	}
+	if err := stage(StageConfig, func() error { return readConfig(src, res) }); err != nil || res.Stopped != "" {
 		return res, err
 	}
 	var found *discovered
-	if err := stage(ctx, StageDiscover, func() (err error) { found, err = discover(src, res, opts); return err }); err != nil {
+	if err := stage(StageDiscover, func() (err error) { found, err = discover(src, res, opts); return err }); err != nil {
 		return nil, err
 	}
 	var built *deployUnits
-	if err := stage(ctx, StageKustomize, func() (err error) { built, err = kustomizeUnits(src, found, res, opts); return err }); err != nil {
+	if err := stage(StageKustomize, func() (err error) { built, err = kustomizeUnits(src, found, res, opts); return err }); err != nil {
 		return nil, err
 	}
-	if err := stage(ctx, StageDecode, func() error { return decode(src, found, built, res, opts) }); err != nil {
+	if err := stage(StageDecode, func() error { return decode(src, found, built, res, opts) }); err != nil {
 		return nil, err
 	}
-	if err := stage(ctx, StageCheck, func() error { checkUnits(src, built, res); return nil }); err != nil {
+	if err := stage(StageCheck, func() error { checkUnits(src, built, res); return nil }); err != nil {
 		return nil, err
 	}
+	last := StageCheck
 	if opts.Policies != nil && !res.stopAt(StageCheck) {
-		if err := stage(ctx, StagePolicies, func() error { return res.checkPolicies(opts) }); err != nil {
+		if err := stage(StagePolicies, func() error { return res.checkPolicies(opts) }); err != nil {
 			return nil, err
 		}
+		last = StagePolicies
 	}
 	if opts.Strict {
+		// Warnings are errors from here on, at whichever stage found
+		// them.
 		res.Diagnostics = res.Diagnostics.Strict()
 	}
-	if res.stopAt(StagePolicies) {
+	if res.stopAt(last) {
 		return res, nil
 	}
-	if err := stage(ctx, StageSelect, func() error { return res.selectUnits(opts) }); err != nil {
+	if err := stage(StageSelect, func() error { return res.selectUnits(opts) }); err != nil {
 		return res, err
 	}
 	if opts.Routes != nil {
-		if err := stage(ctx, StageRoutes, func() error { res.compileRoutes(*opts.Routes); return nil }); err != nil {
-			return nil, err
+		if err := stage(StageRoutes, func() error { return res.compileRoutes(*opts.Routes) }); err != nil {
+			return res, err
 		}
 		if res.stopAt(StageRoutes) {
 			return res, nil
 		}
 	}
 	if opts.Render != nil {
-		if err := stage(ctx, StageRender, func() error { return res.render(*opts.Render) }); err != nil {
-			return nil, err
+		if err := stage(StageRender, func() error { return res.render(*opts.Render) }); err != nil {
+			return res, err
 		}
 		res.stopAt(StageRender)
 	}
@@ -124,14 +140,6 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 // asks by default is up to the checks.
 func Load(opts Options) (*Result, error) {
 	return Build(context.Background(), opts)
-}
-
-// stage runs one stage, unless ctx is done.
-func stage(ctx context.Context, name Stage, run func() error) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return run()
 }
 
 // stopAt records that the pipeline stopped at s when what the stages so
