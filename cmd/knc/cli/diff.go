@@ -512,7 +512,7 @@ func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args 
 		printDiagnostics(stderr, r.Result.Diagnostics)
 		return silentExit(exitTrouble)
 	}
-	violations := diff.Immutable(r.Result.Set, res.Set)
+	violations := diff.ImmutableUnits(r.Result, res)
 	if wd, err := os.Getwd(); err == nil {
 		violations = violations.Relative(wd)
 	}
