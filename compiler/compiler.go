@@ -1,7 +1,10 @@
-// Package compiler ties the stages together: it finds the project config,
-// loads the manifests and checks them into a model. Every command (validate,
-// build, diff, graph, route, run) starts here, so none re-reads files its
-// own way.
+// Package compiler is knc's compile pipeline. Build runs its stages, which
+// pipeline.go lists in order: it finds the project config, builds the
+// deploy units, checks them into a model, applies the policies, selects
+// the units a command needs, compiles their routing tables and renders
+// them. Every command (validate, build, diff, graph, route, test, run) and
+// every revision diff --base reads goes through Build, so none re-reads
+// files or re-runs a stage its own way.
 //
 // The compiler must not import the runtime's engine; the routing table
 // (internal/routing) is the one contract between the two.

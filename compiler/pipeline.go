@@ -53,6 +53,14 @@ const (
 )
 
 // Stages lists the stages in order.
+//
+// A new stage takes what the stage before it made and leaves its result
+// in the Result: its own field, and its problems in Diagnostics (up to
+// the policies) or Later (after the selection). It gets an Options field
+// of its own when a command turns it on or tunes it, a constant here, and
+// its call in Build between the stages it sits between; Build's After
+// hook then reports it too. It reads no flags and prints nothing: the
+// program passes what it needs in Options.
 var Stages = []Stage{StageConfig, StageDiscover, StageKustomize, StageDecode, StageCheck, StagePolicies, StageSelect, StageRoutes, StageRender}
 
 // Build runs the pipeline over the project opts describes: config,
