@@ -19,8 +19,10 @@ import (
 type Stage string
 
 // The stages, in the order Build runs them. Each takes what the one before
-// made; a stage that finds an error stops the pipeline after it, so that
-// no stage works on what an earlier one refused.
+// made. The checks and the policies both look at all the input, so that
+// one run reports all that is wrong with it; an error there, or in a later
+// stage, stops the pipeline, so that no stage after the policies works on
+// what an earlier one refused.
 const (
 	// StageConfig finds knc.yaml and reads it.
 	StageConfig Stage = "config"
@@ -109,8 +111,10 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := stage(StageCheck, func() error { checkUnits(src, built, res); return nil }); err != nil {
 		return nil, err
 	}
+	// The policies run over what the checks refused too, so that one run
+	// reports all that is wrong with the input.
 	last := StageCheck
-	if opts.Policies != nil && !res.stopAt(StageCheck) {
+	if opts.Policies != nil {
 		if err := stage(StagePolicies, func() error { return res.checkPolicies(opts) }); err != nil {
 			return nil, err
 		}

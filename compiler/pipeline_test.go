@@ -162,3 +162,35 @@ func TestBuildStopsWhenCancelled(t *testing.T) {
 		t.Errorf("stages run (-want +got):\n%s", diff)
 	}
 }
+
+// TestBuildReportsChecksAndPoliciesTogether checks that one run reports
+// both what the checks refuse and what the policies refuse, even where
+// the checks found errors.
+func TestBuildReportsChecksAndPoliciesTogether(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range fluxLayout {
+		files[k] = v
+	}
+	files["apps/base/trigger.yaml"] = strings.Replace(files["apps/base/trigger.yaml"], "broker: default", "broker: missing", 1)
+	files[".knc/policies/owner.cue"] = `policy: owner: {
+	match: kind: "Broker"
+	constrain: metadata: labels: "app.kubernetes.io/owner"!: _
+	message: "every Broker names its owner"
+}
+`
+	res, err := compiler.Build(context.Background(), compiler.Options{Dir: writeTree(t, files), Policies: &compiler.Policies{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.Pos.File+": "+strings.SplitN(d.Message, ":", 2)[0])
+	}
+	want := []string{
+		"apps/base/broker.yaml: policy owner",
+		"apps/base/trigger.yaml: Broker \"missing\" not found in namespace \"shop\"",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}

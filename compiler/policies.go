@@ -38,8 +38,13 @@ func (p *Policies) exclude() []string {
 func (r *Result) checkPolicies(opts Options) error {
 	root := r.Root()
 	var dirs []string
-	own := diag.RelPath(r.dir, filepath.Join(root, PolicyDir))
-	if isDir(inDir(r.dir, own)) {
+	// The directory is read from the working directory, and named
+	// relative to it in what the policies report.
+	own := filepath.Join(root, PolicyDir)
+	if wd, err := workingDir(); err == nil {
+		own = diag.RelPath(wd, own)
+	}
+	if isDir(own) {
 		dirs = append(dirs, own)
 	}
 	dirs = append(dirs, opts.Policies.Dirs...)
