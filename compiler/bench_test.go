@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/knc-dev/knc/internal/benchcorpus"
 	"github.com/knc-dev/knc/internal/procstat"
+	"github.com/knc-dev/knc/internal/version"
+	"github.com/knc-dev/knc/plugins"
 )
 
 // BenchmarkLoad validates generated corpora: mixed kinds, twenty Triggers
@@ -40,6 +43,33 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/object")
 		})
 	}
+}
+
+// BenchmarkBuild runs the whole pipeline over 10,000 objects, as knc build
+// does: every stage up to the render, with knc's back ends. Its cost above
+// BenchmarkLoad's is that of the routes and render stages.
+func BenchmarkBuild(b *testing.B) {
+	const objects = 10_000
+	dir := b.TempDir()
+	if err := benchcorpus.WriteByKind(dir, benchcorpus.Shape{Objects: objects}); err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{Paths: []string{dir}, Dir: dir, Select: OneUnit, Command: "build", Routes: &RouteOptions{},
+		Render: &RenderOptions{Version: version.Get(), Backends: plugins.Backends}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := procstat.CPUTime()
+	for b.Loop() {
+		res, err := Build(context.Background(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Stopped != "" || res.Output == nil || len(res.Output.Files) == 0 {
+			b.Fatalf("stopped at %q: %v %v", res.Stopped, res.Diagnostics[:min(3, len(res.Diagnostics))], res.Later[:min(3, len(res.Later))])
+		}
+	}
+	b.ReportMetric(float64(procstat.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(objects), "ns/object")
 }
 
 // BenchmarkLoadOverlays validates 10,000 objects split over 20 parts, once

@@ -1,7 +1,10 @@
-// Package compiler ties the stages together: it finds the project config,
-// loads the manifests and checks them into a model. Every command (validate,
-// build, diff, graph, route, run) starts here, so none re-reads files its
-// own way.
+// Package compiler is knc's compile pipeline. Build runs its stages, which
+// pipeline.go lists in order: it finds the project config, builds the
+// deploy units, checks them into a model, applies the policies, selects
+// the units a command needs, compiles their routing tables and renders
+// them. Every command (validate, build, diff, graph, route, test, run) and
+// every revision diff --base reads goes through Build, so none re-reads
+// files or re-runs a stage its own way.
 //
 // The compiler must not import the runtime's engine; the routing table
 // (internal/routing) is the one contract between the two.
@@ -16,13 +19,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/knc-dev/knc/compiler/check"
 	"github.com/knc-dev/knc/compiler/diag"
-	"github.com/knc-dev/knc/compiler/kustomize"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 )
 
@@ -50,6 +52,33 @@ type Options struct {
 	// MaxAliasBytes bounds the bytes YAML aliases add to all documents
 	// Load reads; 0 means load.DefaultMaxAliasBytes.
 	MaxAliasBytes int64
+
+	// Policies, when set, runs the policies stage.
+	Policies *Policies
+	// Strict makes the warnings of the stages up to policies errors.
+	Strict bool
+	// Select says which units the stages after the checks work on.
+	Select Selection
+	// Command names the command in messages about the selection, such
+	// as "build" in "knc build PATH".
+	Command string
+	// Routes, when set, runs the routes stage.
+	Routes *RouteOptions
+	// Render, when set, runs the render stage.
+	Render *RenderOptions
+	// After, when set, is called after each stage that ran, with the
+	// result so far: a program reports progress with it, as knc -v lists
+	// the deploy units once the check stage has found them.
+	After func(Stage, *Result)
+}
+
+// exclude is Exclude with the directories of the policies, whose .cue
+// files are policies rather than objects.
+func (o Options) exclude() []string {
+	if o.Policies == nil {
+		return o.Exclude
+	}
+	return append(slices.Clip(o.Exclude), o.Policies.exclude()...)
 }
 
 // StdinPath is the path that stands for standard input, and StdinName the
@@ -72,11 +101,29 @@ type Result struct {
 	Units []*Unit
 	// Skipped lists what the loader passed over, and why.
 	Skipped []load.Skipped
-	// Diagnostics are sorted and de-duplicated; the project is valid when
-	// none of them is an error.
+	// Diagnostics are what the stages up to policies found, sorted and
+	// de-duplicated; the project is valid when none of them is an error.
 	Diagnostics diag.List
-	// dir is the directory relative paths were taken from.
-	dir string
+	// Later are what the routes and render stages found, sorted. They
+	// run only over a valid project.
+	Later diag.List
+	// Stopped names the stage whose errors stopped the pipeline, "" when
+	// none did.
+	Stopped Stage
+	// Table is the routing table of the one unit selected, when the
+	// routes stage ran and one unit was selected.
+	Table *routing.Table
+	// Output is what the render stage rendered.
+	Output *Output
+	// LeftAside are the units with no Knative object that an EachUnit
+	// selection left out of the build.
+	LeftAside []*Unit
+	// cueLimits bound each CUE evaluation of the later stages.
+	cueLimits cuelimit.Limits
+	// dir is the directory relative paths were taken from, paths the
+	// paths as given.
+	dir   string
+	paths []string
 }
 
 // Unit is a set of objects that is deployed together, and so checked
@@ -89,6 +136,12 @@ type Unit struct {
 	// paths: the plain files, or every file the kustomization includes.
 	Files []string
 	Set   *model.Set
+	// OutputDir is the slash-separated subdirectory of a build's output
+	// that holds the unit's build, when Options.Select is EachUnit and
+	// several units have Knative objects; "" otherwise.
+	OutputDir string
+	// Table is the unit's routing table, once the routes stage ran.
+	Table *routing.Table
 	// dir is the kustomization's directory, absolute, and patches the
 	// files its patches come from: what a later stage needs to say which
 	// overlay built an object.
@@ -111,243 +164,6 @@ func (u *Unit) Knative() int {
 
 // Valid reports whether no error was found; warnings leave it valid.
 func (r *Result) Valid() bool { return !r.Diagnostics.HasErrors() }
-
-// Load finds the config, loads and checks the manifests. The error is for
-// I/O problems, and for a CUE manifest over opts.CUELimits (a
-// *cuelimit.Exceeded: its evaluation goes on, so the program should exit);
-// problems with the input are Diagnostics.
-func Load(opts Options) (*Result, error) {
-	dir := opts.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		dir = wd
-	}
-	paths := opts.Paths
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
-	abs := make([]string, len(paths))
-	for i, p := range paths {
-		// Relative paths stay relative when they are relative to the
-		// working directory, so that errors name them as the user did.
-		if !filepath.IsAbs(p) && opts.Dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		abs[i] = filepath.Clean(p)
-	}
-
-	cfgFile := opts.ConfigFile
-	if cfgFile != "" && !filepath.IsAbs(cfgFile) {
-		cfgFile = filepath.Join(dir, cfgFile)
-	}
-	if cfgFile == "" {
-		start, err := filepath.Abs(abs[0])
-		if err != nil {
-			return nil, err
-		}
-		if info, err := os.Stat(start); err == nil && !info.IsDir() {
-			start = filepath.Dir(start)
-		}
-		found, err := project.Find(start)
-		if err != nil {
-			return nil, err
-		}
-		cfgFile = found
-	}
-	budget := load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes)
-	res := &Result{Config: project.Default()}
-	if cfgFile != "" {
-		cfg, diags, err := project.Read(cfgFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading project config: %w", err)
-		}
-		if len(diags) > 0 {
-			res.Diagnostics = diags.Relative(dir).Sorted()
-			res.Set = &model.Set{Index: map[model.Key]*model.Entry{}}
-			return res, nil
-		}
-		res.Config = cfg
-	}
-
-	var excludes []string
-	base := dir
-	if cfgFile != "" {
-		base = filepath.Dir(cfgFile)
-		excludes = append(excludes, res.Config.Exclude...)
-	}
-	var skip []string
-	if cfgFile != "" {
-		skip = []string{filepath.Clean(cfgFile)}
-	}
-	var stdin bool
-	var walk []string
-	for i, p := range abs {
-		if paths[i] == StdinPath {
-			stdin = true
-			continue
-		}
-		walk = append(walk, p)
-	}
-	in := &load.Inputs{}
-	if len(walk) > 0 {
-		var err error
-		if in, err = load.Discover(load.Options{Paths: walk, Exclude: excludes, Base: base, Skip: skip, Root: base}); err != nil {
-			return nil, err
-		}
-	}
-	if len(opts.Exclude) > 0 {
-		keep := func(f string) bool { return !load.Excluded(opts.Exclude, dir, f) }
-		in.Files = slices.DeleteFunc(in.Files, func(f string) bool { return !keep(f) })
-		in.Kustomizations = slices.DeleteFunc(in.Kustomizations, func(f string) bool { return !keep(f) })
-	}
-	res.Skipped = in.Skipped
-	for i := range res.Skipped {
-		res.Skipped[i].Path = diag.RelPath(dir, absPath(res.Skipped[i].Path))
-	}
-
-	// Render every kustomization found; those another one includes are
-	// not units of their own, and neither are the files they read.
-	var rendered []*kustomize.Rendered
-	included := map[string]bool{}
-	// includedByOther holds the kustomization files another build read.
-	includedByOther := map[string]bool{}
-	// A kustomization that another one names among its resources is
-	// built as part of it, and need not be built alone: kustomize's cost
-	// grows faster than the number of objects, so that matters.
-	named := map[string]bool{}
-	for _, k := range in.Kustomizations {
-		for _, sub := range kustomize.Includes(k) {
-			named[sub] = true
-		}
-	}
-	// kustomize refuses a cycle of includes; knc says so, and does not
-	// build what reaches one, so their files are neither built nor
-	// passed over as if something had built them.
-	cycleDiags, blocked := cycles(in.Kustomizations, dir)
-	var diags diag.List
-	diags = append(diags, cycleDiags...)
-	for _, k := range in.Kustomizations {
-		if named[absPath(k)] || blocked[absPath(k)] {
-			continue
-		}
-		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits, InputBudget: budget})
-		if err != nil {
-			return nil, err
-		}
-		// Nothing changes the rendered objects any more: keep them in
-		// the form that takes a fifth of the memory, before the next
-		// kustomization renders.
-		for _, d := range r.Docs {
-			d.Compact()
-		}
-		rendered = append(rendered, r)
-		own := absPath(filepath.Join(dir, r.File))
-		for _, f := range r.Read {
-			included[f] = true
-			if f != own {
-				includedByOther[f] = true
-			}
-		}
-	}
-	var units []*Unit
-	var kustDirs []string
-	for _, k := range in.Kustomizations {
-		kustDirs = append(kustDirs, absPath(k))
-	}
-	explicit := map[string]bool{}
-	for _, p := range walk {
-		explicit[absPath(p)] = true
-	}
-	var plain []string
-	// notIncluded are files in a kustomization's directory that it does
-	// not include, by that kustomization.
-	notIncluded := map[string]string{}
-	for _, f := range in.Files {
-		af := absPath(f)
-		if included[af] {
-			continue
-		}
-		if !explicit[af] {
-			if k := below(af, kustDirs); k != "" {
-				if blocked[k] {
-					res.Skipped = append(res.Skipped, load.Skipped{Path: diag.RelPath(dir, af), Reason: "in the directory of kustomization " + diag.RelPath(dir, k) + ", which is part of or includes a kustomization cycle"})
-					continue
-				}
-				notIncluded[f] = k
-				continue
-			}
-		}
-		plain = append(plain, f)
-	}
-	skippedDiags, skipped, err := passedOver(notIncluded, dir, opts.CUELimits, budget)
-	if err != nil {
-		return nil, err
-	}
-	diags = append(diags, skippedDiags...)
-	res.Skipped = append(res.Skipped, skipped...)
-	var loaded *load.Loaded
-	if len(plain) > 0 || stdin {
-		var err error
-		if loaded, err = load.ReadFiles(dir, plain, opts.CUELimits, budget); err != nil {
-			return nil, err
-		}
-		if len(loaded.Docs) == 0 && len(loaded.Diags) == 0 && !stdin {
-			// Tool configuration only: no unit.
-			res.Skipped = append(res.Skipped, loaded.Skipped...)
-			plain = nil
-		}
-	}
-	if len(plain) > 0 || stdin {
-		if stdin {
-			data, err := readStdin(opts.Stdin, budget)
-			if err != nil {
-				return nil, err
-			}
-			fromStdin, err := load.Read([]load.Source{{Name: StdinName, Data: data}}, opts.CUELimits, budget)
-			if err != nil {
-				return nil, err
-			}
-			loaded.Docs = append(loaded.Docs, fromStdin.Docs...)
-			loaded.Diags = append(loaded.Diags, fromStdin.Diags...)
-			loaded.Skipped = append(loaded.Skipped, fromStdin.Skipped...)
-		}
-		res.Skipped = append(res.Skipped, loaded.Skipped...)
-		set, checkDiags := check.Check(loaded.Docs, res.Config)
-		diags = append(diags, loaded.Diags...)
-		diags = append(diags, checkDiags...)
-		files := make([]string, len(plain))
-		for i, f := range plain {
-			files[i] = absPath(f)
-		}
-		units = append(units, &Unit{Files: files, Set: set})
-	}
-	for _, r := range rendered {
-		if includedByOther[absPath(filepath.Join(dir, r.File))] {
-			continue
-		}
-		diags = append(diags, r.Diags...)
-		if r.Diags.HasErrors() {
-			continue
-		}
-		set, checkDiags := check.Check(r.Docs, res.Config)
-		name := diag.RelPath(dir, absPath(r.Dir))
-		diags = append(diags, inUnit(checkDiags, name, absPath(r.Dir), dir, r.Patches)...)
-		units = append(units, &Unit{Kustomization: name, Files: r.Read, Set: set, dir: absPath(r.Dir), patches: r.Patches})
-	}
-	res.Units = units
-	res.Set = merge(units)
-	if !diags.HasErrors() {
-		// Errors already say what is wrong with what was found.
-		diags = append(diags, emptyPaths(paths, abs, dir, units)...)
-	}
-	slices.SortFunc(res.Skipped, func(a, b load.Skipped) int { return strings.Compare(a.Path, b.Path) })
-	res.dir = dir
-	res.Diagnostics = oncePerSharedFile(diags).Relative(dir).Sorted()
-	return res, nil
-}
 
 // inUnit says, in diagnostics of a kustomization's objects, what the file
 // they point at does not: which patch of which overlay set the field, or
@@ -484,6 +300,22 @@ func merge(units []*Unit) *model.Set {
 		}
 	}
 	return set
+}
+
+// workingDir is the process's working directory, where relative paths
+// start when Options.Dir is empty.
+func workingDir() (string, error) { return os.Getwd() }
+
+// isFile reports whether p exists and is not a directory.
+func isFile(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir()
+}
+
+// isDir reports whether p is a directory.
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
 }
 
 func absPath(p string) string {

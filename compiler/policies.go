@@ -1,33 +1,64 @@
 package compiler
 
 import (
+	"path/filepath"
+
+	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/policy"
-	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // PolicyDir is where a project keeps its CUE policies, below its root.
 var PolicyDir = policy.Dir
 
-// CheckPolicies is the policies stage: it checks each deploy unit of r on
-// its own against the CUE policies of the project at root (its PolicyDir)
-// and of dirs, and adds what they find to r.Diagnostics. A violation in a
-// file outside the kustomization that built it names that kustomization,
-// once for all the overlays that share the file, as the checks' errors do.
-// Mistakes in the policies are diagnostics too. The error is for I/O
-// problems, and for an evaluation over limits (a *cuelimit.Exceeded; the
-// violations are then incomplete).
-func (r *Result) CheckPolicies(root string, dirs []string, limits cuelimit.Limits) error {
+// Policies are the CUE policies the policies stage checks: the project's
+// own (PolicyDir below its root), and those of Dirs, such as a platform
+// team's repository checked out beside the project.
+type Policies struct {
+	Dirs []string
+}
+
+// exclude keeps the directories of the policies out of the manifests:
+// their .cue files are policies, not objects.
+func (p *Policies) exclude() []string {
+	var out []string
+	for _, d := range p.Dirs {
+		out = append(out, filepath.ToSlash(filepath.Clean(d)))
+	}
+	return out
+}
+
+// checkPolicies is the policies stage: it checks each deploy unit on its
+// own against the project's CUE policies and those of opts.Policies, and
+// adds what they find to r.Diagnostics. A violation in a file outside the
+// kustomization that built it names that kustomization, once for all the
+// overlays that share the file, as the checks' errors do. Mistakes in the
+// policies are diagnostics too. The error is for I/O problems, and for an
+// evaluation over limits (a *cuelimit.Exceeded; the violations are then
+// incomplete).
+func (r *Result) checkPolicies(opts Options) error {
+	root := r.Root()
+	var dirs []string
+	// The directory is read from the working directory, and named
+	// relative to it in what the policies report.
+	own := filepath.Join(root, PolicyDir)
+	if wd, err := workingDir(); err == nil {
+		own = diag.RelPath(wd, own)
+	}
+	if isDir(own) {
+		dirs = append(dirs, own)
+	}
+	dirs = append(dirs, opts.Policies.Dirs...)
 	files, err := policy.Files(root, dirs)
 	if err != nil || len(files) == 0 {
 		return err
 	}
-	set, diags, err := policy.Load(files, limits)
+	set, diags, err := policy.Load(files, opts.CUELimits)
 	if err != nil {
 		return err
 	}
 	if len(diags) == 0 {
 		for _, u := range r.Units {
-			d, err := set.Check(u.Set.Entries, limits)
+			d, err := set.Check(u.Set.Entries, opts.CUELimits)
 			if err != nil {
 				return err
 			}

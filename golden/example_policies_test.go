@@ -1,13 +1,13 @@
 package golden_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/knc-dev/knc/compiler"
-	"github.com/knc-dev/knc/internal/cuelimit"
 )
 
 // TestExamplePolicyAgreesWithKnative holds the shipped example policy
@@ -36,11 +36,10 @@ func TestExamplePolicyAgreesWithKnative(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte(trigger), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res, err := compiler.Load(compiler.Options{Dir: dir, Paths: []string{dir}})
+			// The pipeline's policies stage finds the project's policies
+			// in its .knc/policies.
+			res, err := compiler.Build(context.Background(), compiler.Options{Dir: dir, Paths: []string{dir}, Policies: &compiler.Policies{}})
 			if err != nil {
-				t.Fatal(err)
-			}
-			if err := res.CheckPolicies(dir, []string{filepath.Join(dir, compiler.PolicyDir)}, cuelimit.Limits{}); err != nil {
 				t.Fatal(err)
 			}
 			var refusal string

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler"
+	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/internal/gitrev"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
@@ -176,7 +177,7 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	if relConfig != "" {
 		cfg = filepath.Join(tmp, filepath.FromSlash(relConfig))
 	}
-	res, err := compiler.Load(compiler.Options{Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, Dir: baseDir, CUELimits: opts.CUELimits, MaxInputBytes: opts.MaxInputBytes})
+	res, err := compiler.Build(ctx, compiler.Options{Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, Dir: baseDir, CUELimits: opts.CUELimits, MaxInputBytes: opts.MaxInputBytes, MaxAliasBytes: opts.MaxAliasBytes, Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		return fail(fmt.Errorf("loading %s: %w", rev, err))
 	}
@@ -200,9 +201,11 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	if res.Config.File != "" {
 		res.Config.File = names.of(res.Config.File)
 	}
-	for i, d := range res.Diagnostics {
-		res.Diagnostics[i].Pos.File = names.of(d.Pos.File)
-		res.Diagnostics[i].Message = names.inText(d.Message)
+	for _, list := range []diag.List{res.Diagnostics, res.Later} {
+		for i, d := range list {
+			list[i].Pos.File = names.of(d.Pos.File)
+			list[i].Message = names.inText(d.Message)
+		}
 	}
 	for i, sk := range res.Skipped {
 		res.Skipped[i].Path = names.of(sk.Path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
@@ -96,4 +97,27 @@ func templateOrNil(t *model.ChannelTemplateSpec) any {
 		c.Spec = nil
 	}
 	return c
+}
+
+// ImmutableUnits is Immutable for each deploy unit of head, against the
+// unit of the same name at base, as knc diff --base pairs them; with one
+// unit on each side, those two. Overlays may set an immutable field each
+// their own way: comparing one overlay's object with another's would
+// report a change that no cluster sees. A change in a file several
+// overlays share is reported once.
+func ImmutableUnits(base, head *compiler.Result) diag.List {
+	var diags diag.List
+	if len(base.Units) == 1 && len(head.Units) == 1 {
+		return Immutable(base.Units[0].Set, head.Units[0].Set).Sorted()
+	}
+	byName := map[string]*compiler.Unit{}
+	for _, u := range base.Units {
+		byName[u.Name()] = u
+	}
+	for _, u := range head.Units {
+		if b, ok := byName[u.Name()]; ok {
+			diags = append(diags, Immutable(b.Set, u.Set)...)
+		}
+	}
+	return diags.Sorted()
 }

@@ -37,19 +37,16 @@ type UnitReport struct {
 	graph *topology.Graph
 }
 
-// PrepareUnits compiles the routing table of each deploy unit of a valid
-// project. Diagnostics report what the routing compiler could not
-// compile.
+// PrepareUnits pairs each deploy unit of a valid project with the routing
+// table the pipeline's routes stage compiled for it (compiler.Options'
+// Routes). Diagnostics report what the routes stage could not compile.
 func PrepareUnits(res *compiler.Result) (Sides, diag.List) {
-	out := Sides{Config: res.Config}
-	var diags diag.List
-	for _, u := range res.Units {
-		table, d := routes.Compile(u.Set, res.Config)
-		diags = append(diags, d...)
-		out.Units = append(out.Units, UnitSide{Name: u.Name(), Side: Side{Set: u.Set, Config: res.Config, Table: table}})
+	if len(res.Later) > 0 {
+		return Sides{}, res.Later
 	}
-	if len(diags) > 0 {
-		return Sides{}, diags.Sorted()
+	out := Sides{Config: res.Config}
+	for _, u := range res.Units {
+		out.Units = append(out.Units, UnitSide{Name: u.Name(), Side: Side{Set: u.Set, Config: res.Config, Table: u.Table}})
 	}
 	return out, nil
 }

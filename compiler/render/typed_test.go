@@ -1,4 +1,4 @@
-package render
+package render_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/benchcorpus"
 )
 
@@ -29,21 +30,21 @@ func TestTypedMatchesGeneric(t *testing.T) {
 			var typed any
 			switch o := e.Object.(type) {
 			case *model.Trigger:
-				typed = cleanTrigger(o, "")
+				typed = render.CleanTrigger(o, "")
 			case *model.Subscription:
-				typed = cleanSubscription(o, "")
+				typed = render.CleanSubscription(o, "")
 			default:
 				continue
 			}
-			generic, err := normalise(e.Object, "")
+			generic, err := render.Normalise(e.Object, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want, got bytes.Buffer
-			if err := encodeYAML(&want, generic); err != nil {
+			if err := render.EncodeYAML(&want, generic); err != nil {
 				t.Fatal(err)
 			}
-			if err := encodeTyped(&got, typed); err != nil {
+			if err := render.EncodeTyped(&got, typed); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {

@@ -193,22 +193,18 @@ func TestRoutingContractIsALeaf(t *testing.T) {
 }
 
 // cliMayImport lists what the CLI may import of the module: the compiler's
-// library and the packages of what it returns, the back ends it hands in,
-// the runtime's entry packages, the schema, and the leaf libraries. The
-// stages themselves (load, kustomize, check, policy, backend) are reached
-// through package compiler only.
+// pipeline (package compiler) and the packages of what it returns, the
+// back ends it hands in, the runtime's entry packages, the schema, and the
+// leaf libraries. The stages themselves (load, kustomize, check, policy,
+// routes, render, crd) and the model they share are reached through
+// package compiler only.
 var cliMayImport = []string{
 	"cmd/knc/routetest",
 	"compiler",
-	"compiler/crd",
 	"compiler/diag",
 	"compiler/diff",
 	"compiler/graph",
-	"compiler/model",
 	"compiler/project",
-	"compiler/render",
-	"compiler/render/argocd",
-	"compiler/routes",
 	"plugins",
 	"runtime/cehttp",
 	"runtime/cluster",

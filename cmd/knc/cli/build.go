@@ -3,14 +3,12 @@ package cli
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler"
-	"github.com/knc-dev/knc/compiler/render"
-	"github.com/knc-dev/knc/compiler/render/argocd"
 	"github.com/knc-dev/knc/internal/version"
+	"github.com/knc-dev/knc/plugins"
 )
 
 func newBuildCmd() *cobra.Command {
@@ -93,38 +91,32 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 			if err := checkOutputDir(output); err != nil {
 				return err
 			}
-			res, err := flags.load(args)
-			if err != nil {
+			// One stream of several units would apply each unit's
+			// objects over the others'.
+			sel := compiler.OneUnit
+			if output != "" {
+				sel = compiler.EachUnit
+			}
+			res, err := flags.compile(cmd.Context(), args, compiler.Options{Select: sel, Command: "build", Render: &compiler.RenderOptions{
+				Image:    image,
+				Version:  version.Get(),
+				Backends: plugins.Backends,
+			}})
+			if res == nil {
 				return err
 			}
 			printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 			if !res.Valid() {
 				return silentExit(exitFailed)
 			}
-			units := []unitOutput{{set: res.Set}}
-			if output == "" {
-				// One stream of several units would apply each unit's
-				// objects over the others'.
-				if res, err = singleUnit(res, "build"); err != nil {
-					return err
-				}
-				units[0].set = res.Set
-			} else if units, err = outputUnits(res, args, "build", &flags); err != nil {
+			if err != nil {
 				return err
 			}
-			out, diags, err := renderUnits(units, res, render.Options{
-				Image:     image,
-				Version:   version.Get(),
-				Root:      projectRoot(res, args),
-				CUELimits: flags.cue.limits,
-			})
-			if err != nil {
-				return loadFailure(err)
-			}
-			if len(diags) > 0 {
-				printDiagnostics(cmd.ErrOrStderr(), diags)
+			if len(res.Later) > 0 {
+				printDiagnostics(cmd.ErrOrStderr(), res.Later)
 				return silentExit(exitFailed)
 			}
+			out := res.Output
 			if warnings := out.Warnings; len(warnings) > 0 {
 				if flags.strict {
 					warnings = warnings.Strict()
@@ -159,7 +151,7 @@ that. The objects knc generates carry the label app.kubernetes.io/version.`,
 	flags.registerPolicies(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kustomize directory to `DIR` (default: print the objects to standard output)")
 	cmd.Flags().StringVar(&argoCD, "argocd-health", "", "also write to `FILE` the argocd-cm patch with Argo CD health checks for the four kinds")
-	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else this release's "+render.ImageRepository+":VERSION@DIGEST)")
+	cmd.Flags().StringVar(&image, "image", "", "runtime container `IMAGE` (default: runtime.image in knc.yaml, else this release's "+compiler.ImageRepository+":VERSION@DIGEST)")
 	return cmd
 }
 
@@ -178,25 +170,9 @@ func checkOutputDir(output string) error {
 
 // writeArgoCDHealth writes the argocd-cm patch holding knc's health checks.
 func writeArgoCDHealth(file string) error {
-	data, err := argocd.ConfigMapPatch("argocd")
+	data, err := compiler.ArgoCDHealth("argocd")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(file, data, 0o644)
-}
-
-// projectRoot is where project plugins are looked up: the directory of
-// knc.yaml, or else the first path given (or the current directory).
-func projectRoot(res *compiler.Result, args []string) string {
-	if res.Config.File != "" {
-		return filepath.Dir(res.Config.File)
-	}
-	root := "."
-	if len(args) > 0 && args[0] != compiler.StdinPath {
-		root = args[0]
-	}
-	if info, err := os.Stat(root); err == nil && !info.IsDir() {
-		root = filepath.Dir(root)
-	}
-	return root
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,73 +62,53 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 	}
 }
 
-// load compiles paths; an I/O error is a usage-level failure (exit 2), a
-// CUE manifest over its limits a failure (exit 1).
-func (f *loadFlags) load(paths []string) (*compiler.Result, error) {
-	exclude := f.exclude
+// compile runs the compiler's pipeline over paths, as far as more asks:
+// more says which units the command works on and the stages it adds (its
+// Select, Command, Routes and Render); the flags say the rest. An I/O
+// error is a usage-level failure (exit 2), a CUE manifest over its limits
+// a failure (exit 1). A unit selection the paths cannot satisfy is a
+// usage error returned with the result, whose diagnostics the command
+// prints first.
+func (f *loadFlags) compile(ctx context.Context, paths []string, more compiler.Options) (*compiler.Result, error) {
+	opts := f.options(paths)
+	opts.Select, opts.Command, opts.Routes, opts.Render = more.Select, more.Command, more.Routes, more.Render
 	if f.policies != nil {
-		exclude = append(slices.Clip(exclude), f.policies.exclude()...)
+		opts.Policies = &compiler.Policies{Dirs: f.policies.dirs}
 	}
-	res, err := compiler.Load(f.options(paths, exclude))
-	if err != nil {
-		return nil, loadFailure(err)
-	}
-	if f.policies != nil {
-		if err := f.policies.check(res, paths, f.cue.limits); err != nil {
-			return nil, err
-		}
-	}
-	if f.strict {
-		res.Diagnostics = res.Diagnostics.Strict()
-	}
+	opts.Strict = f.strict
 	if f.verbose && f.stderr != nil {
+		opts.After = f.report
+	}
+	res, err := compiler.Build(ctx, opts)
+	if err != nil {
+		var exit *exitError
+		if errors.As(err, &exit) {
+			return res, err
+		}
+		return res, loadFailure(err)
+	}
+	return res, nil
+}
+
+// report lists, with -v, what the pipeline passed over and the deploy units
+// it found, and the units a build leaves aside.
+func (f *loadFlags) report(stage compiler.Stage, res *compiler.Result) {
+	switch stage {
+	case compiler.StageCheck:
 		for _, s := range res.Skipped {
 			fmt.Fprintf(f.stderr, "knc: skipped %s: %s\n", s.Path, s.Reason)
 		}
 		for _, u := range res.Units {
 			fmt.Fprintf(f.stderr, "knc: deploy unit %s: %d objects, %d of them Knative\n", u.Name(), len(u.Set.Entries), u.Knative())
 		}
-	}
-	return res, nil
-}
-
-// options are the compiler's options for paths, exclude being the
-// patterns to skip.
-func (f *loadFlags) options(paths, exclude []string) compiler.Options {
-	return compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: exclude, Stdin: f.stdin, CUELimits: f.cue.limits, MaxInputBytes: f.maxInputBytes, MaxAliasBytes: f.maxAliasBytes}
-}
-
-// singleUnit narrows res to the one deploy unit a command that compiles
-// needs. Units with no Knative object are left aside when exactly one unit
-// has some; otherwise several units are refused, naming them.
-func singleUnit(res *compiler.Result, command string) (*compiler.Result, error) {
-	if len(res.Units) <= 1 {
-		return res, nil
-	}
-	var withKnative []*compiler.Unit
-	for _, u := range res.Units {
-		if u.Knative() > 0 {
-			withKnative = append(withKnative, u)
+	case compiler.StageSelect:
+		for _, u := range res.LeftAside {
+			fmt.Fprintf(f.stderr, "knc: deploy unit %s holds no Knative object: not built\n", u.Name())
 		}
 	}
-	if len(withKnative) == 1 {
-		one := *res
-		one.Units = withKnative
-		one.Set = withKnative[0].Set
-		return &one, nil
-	}
-	var names []string
-	example := "PATH"
-	for _, u := range withKnative {
-		names = append(names, u.Name())
-		if u.Kustomization != "" {
-			example = u.Kustomization
-		}
-	}
-	more := ""
-	if command == "build" {
-		more = ", or write each into a subdirectory of its own with -o DIR"
-	}
-	return nil, usageError("the paths hold %d deploy units, each deployed on its own: %s; %s one at a time, such as knc %s %s%s",
-		len(withKnative), strings.Join(names, ", "), command, command, example, more)
+}
+
+// options are the compiler's options for paths, as the flags set them.
+func (f *loadFlags) options(paths []string) compiler.Options {
+	return compiler.Options{Paths: paths, ConfigFile: f.config, Exclude: f.exclude, Stdin: f.stdin, CUELimits: f.cue.limits, MaxInputBytes: f.maxInputBytes, MaxAliasBytes: f.maxAliasBytes}
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/diff"
-	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/internal/version"
+	"github.com/knc-dev/knc/plugins"
 )
 
 type diffFlags struct {
@@ -139,7 +139,7 @@ func useColor(mode string, w io.Writer) bool {
 // routing tables of both. Invalid manifests at either are trouble (exit
 // 2), reported with the revision they are in.
 func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev string, args []string) (base, head diff.Sides, r *diff.Revision, err error) {
-	headRes, err := f.load(args)
+	headRes, err := f.compile(ctx, args, compiler.Options{Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		return base, head, nil, err
 	}
@@ -148,7 +148,7 @@ func loadBothRevisions(ctx context.Context, stderr io.Writer, f *loadFlags, rev 
 		printDiagnostics(stderr, headRes.Diagnostics)
 		return base, head, nil, silentExit(exitTrouble)
 	}
-	r, err = diff.LoadRevision(ctx, rev, f.options(args, f.exclude))
+	r, err = diff.LoadRevision(ctx, rev, f.options(args))
 	if err != nil {
 		return base, head, nil, loadFailure(err)
 	}
@@ -243,8 +243,8 @@ type againstUnit struct {
 
 func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	res, err := f.load.load(args)
-	if err != nil {
+	res, err := f.load.compile(cmd.Context(), args, compiler.Options{Select: compiler.EachUnit, Command: "diff", Render: &compiler.RenderOptions{Image: f.image, Version: version.Get(), Backends: plugins.Backends}})
+	if res == nil {
 		return err
 	}
 	if !res.Valid() {
@@ -252,19 +252,15 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 		printDiagnostics(stderr, res.Diagnostics)
 		return silentExit(exitTrouble)
 	}
-	units, err := outputUnits(res, args, "diff", &f.load)
 	if err != nil {
 		return err
 	}
-	out, diags, err := renderUnits(units, res, render.Options{Image: f.image, Version: version.Get(), Root: projectRoot(res, args), CUELimits: f.load.cue.limits})
-	if err != nil {
-		return loadFailure(err)
-	}
-	if len(diags) > 0 {
+	if len(res.Later) > 0 {
 		fmt.Fprintln(stderr, "knc: the manifests do not build:")
-		printDiagnostics(stderr, diags)
+		printDiagnostics(stderr, res.Later)
 		return silentExit(exitTrouble)
 	}
+	out := res.Output
 	built := make(map[string][]byte, len(out.Files))
 	for _, file := range out.Files {
 		built[file.Path] = file.Data
@@ -276,7 +272,7 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 	if err != nil {
 		return &exitError{code: exitTrouble, err: err}
 	}
-	rep := compareUnits(f.against, units, files)
+	rep := compareUnits(f.against, res, files)
 	switch f.output {
 	case "json":
 		err = writeJSON(stdout, rep)
@@ -303,14 +299,15 @@ func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
 // subdirectories hold them. A file in no unit's subdirectory is left over
 // from a unit that is gone; the directory holding its kustomization.yaml is
 // reported as stale.
-func compareUnits(dir string, units []unitOutput, files []diff.FileDiff) againstReport {
+func compareUnits(dir string, res *compiler.Result, files []diff.FileDiff) againstReport {
 	rep := againstReport{Directory: dir, UpToDate: len(files) == 0, Files: []againstFile{}}
-	several := len(units) > 1 || len(units) == 1 && units[0].dir != ""
+	units := res.Units
+	several := len(units) > 1 || len(units) == 1 && units[0].OutputDir != ""
 	byDir := map[string]*againstUnit{}
 	if several {
 		for _, u := range units {
-			_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(u.dir)))
-			rep.Units = append(rep.Units, againstUnit{Unit: u.name, Directory: u.dir, UpToDate: true, Missing: errors.Is(err, fs.ErrNotExist)})
+			_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(u.OutputDir)))
+			rep.Units = append(rep.Units, againstUnit{Unit: u.Name(), Directory: u.OutputDir, UpToDate: true, Missing: errors.Is(err, fs.ErrNotExist)})
 		}
 		for i := range rep.Units {
 			byDir[rep.Units[i].Directory] = &rep.Units[i]
@@ -320,10 +317,10 @@ func compareUnits(dir string, units []unitOutput, files []diff.FileDiff) against
 	for _, file := range files {
 		af := againstFile{FileDiff: file}
 		if several {
-			if u := unitOf(units, file.Path); u != nil {
-				af.Unit = u.name
-				byDir[u.dir].UpToDate = false
-				byDir[u.dir].files++
+			if u := res.UnitOf(file.Path); u != nil {
+				af.Unit = u.Name()
+				byDir[u.OutputDir].UpToDate = false
+				byDir[u.OutputDir].files++
 			} else if path.Base(file.Path) == "kustomization.yaml" {
 				stale[path.Dir(file.Path)] = true
 			}
@@ -504,7 +501,7 @@ func writeAgainstMarkdown(w io.Writer, rep againstReport) error {
 // rev, as errors, for knc validate --base. Manifests that do not validate
 // at rev are trouble: nothing can be compared with them.
 func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args []string, res *compiler.Result) error {
-	r, err := diff.LoadRevision(cmd.Context(), rev, flags.options(args, flags.exclude))
+	r, err := diff.LoadRevision(cmd.Context(), rev, flags.options(args))
 	if err != nil {
 		return loadFailure(err)
 	}
@@ -515,7 +512,7 @@ func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args 
 		printDiagnostics(stderr, r.Result.Diagnostics)
 		return silentExit(exitTrouble)
 	}
-	violations := diff.Immutable(r.Result.Set, res.Set)
+	violations := diff.ImmutableUnits(r.Result, res)
 	if wd, err := os.Getwd(); err == nil {
 		violations = violations.Relative(wd)
 	}

@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/knc-dev/knc/compiler"
-	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/graph"
-	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/internal/topology/layout"
 )
@@ -122,31 +120,22 @@ The output is deterministic: the same manifests give the same bytes.`,
 // loadGraph loads and checks the manifests, reporting invalid ones as
 // validate does, and draws their topology.
 func loadGraph(cmd *cobra.Command, flags *loadFlags, args []string) (*topology.Graph, error) {
-	res, err := flags.load(args)
-	if err != nil {
+	res, err := flags.compile(cmd.Context(), args, compiler.Options{Select: compiler.OneUnit, Command: "graph", Routes: &compiler.RouteOptions{}})
+	if res == nil {
 		return nil, err
 	}
 	if !res.Valid() {
 		printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 		return nil, silentExit(exitFailed)
 	}
-	if res, err = singleUnit(res, "graph"); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	g, diags := buildGraph(res)
-	if len(diags) > 0 {
-		printDiagnostics(cmd.ErrOrStderr(), diags)
+	if len(res.Later) > 0 {
+		printDiagnostics(cmd.ErrOrStderr(), res.Later)
 		return nil, silentExit(exitFailed)
 	}
-	return g, nil
-}
-
-func buildGraph(res *compiler.Result) (*topology.Graph, diag.List) {
-	table, diags := routes.Compile(res.Set, res.Config)
-	if len(diags) > 0 {
-		return nil, diags.Sorted()
-	}
-	return graph.Build(res.Set, table), nil
+	return graph.Build(res.Set, res.Table), nil
 }
 
 func writeGraph(ctx context.Context, w io.Writer, format string, g *topology.Graph) error {

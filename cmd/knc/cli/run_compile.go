@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -8,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/project"
-	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/routing"
 )
 
@@ -29,7 +29,7 @@ func (f *addressFlags) register(cmd *cobra.Command) {
 type addressKey struct{ kind, namespace, name string }
 
 // resolver parses the flags; defaultNamespace completes KIND/NAME.
-func (f *addressFlags) resolver(defaultNamespace string) (func(*model.KReference) (string, bool), error) {
+func (f *addressFlags) resolver(defaultNamespace string) (func(*compiler.Reference) (string, bool), error) {
 	if len(f.addresses) == 0 && f.servicesURL == "" {
 		return nil, nil
 	}
@@ -48,7 +48,7 @@ func (f *addressFlags) resolver(defaultNamespace string) (func(*model.KReference
 	if f.servicesURL != "" && !absoluteURL(f.servicesURL) {
 		return nil, usageError("--services-url %q: want an absolute URL such as http://127.0.0.1:9090/", f.servicesURL)
 	}
-	return func(r *model.KReference) (string, bool) {
+	return func(r *compiler.Reference) (string, bool) {
 		if u, ok := table[addressKey{r.Kind, r.Namespace, r.Name}]; ok {
 			return u, true
 		}
@@ -73,26 +73,21 @@ func compileTable(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []str
 
 // compileProject is compileTable that also returns the set of objects the
 // table was compiled from.
-func compileProject(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []string) (*routing.Table, *project.Config, *model.Set, error) {
-	res, err := lf.load(paths)
-	if err != nil {
+func compileProject(stderr io.Writer, lf *loadFlags, af *addressFlags, paths []string) (*routing.Table, *project.Config, *compiler.Set, error) {
+	res, err := lf.compile(context.Background(), paths, compiler.Options{Select: compiler.OneUnit, Command: "run", Routes: &compiler.RouteOptions{Address: af.resolver}})
+	if res == nil {
 		return nil, nil, nil, err
 	}
 	printDiagnostics(stderr, res.Diagnostics)
 	if !res.Valid() {
 		return nil, nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("the manifests are invalid; nothing was started")}
 	}
-	if res, err = singleUnit(res, "run"); err != nil {
-		return nil, nil, nil, err
-	}
-	address, err := af.resolver(res.Config.DefaultNamespace)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	table, diags := routes.CompileWith(res.Set, res.Config, routes.Options{Address: address})
-	if len(diags) > 0 {
-		printDiagnostics(stderr, diags.Sorted())
+	if len(res.Later) > 0 {
+		printDiagnostics(stderr, res.Later)
 		return nil, nil, nil, silentExit(exitFailed)
 	}
-	return table, res.Config, res.Set, nil
+	return res.Table, res.Config, res.Set, nil
 }

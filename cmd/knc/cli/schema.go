@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/knc-dev/knc/compiler/crd"
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/schema"
 	policyschema "github.com/knc-dev/knc/schema/policy"
 )
@@ -45,7 +45,7 @@ unchanged.`,
 			}
 			w := cmd.OutOrStdout()
 			if output == "openapi" {
-				doc, err := crd.OpenAPI()
+				doc, err := compiler.OpenAPI()
 				if err != nil {
 					return &exitError{code: exitTrouble, err: err}
 				}

@@ -13,7 +13,6 @@ import (
 	"github.com/knc-dev/knc/cmd/knc/routetest"
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
-	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/safeio"
 )
 
@@ -164,7 +163,7 @@ const maxTestFileBytes = 16 << 20
 func runTest(cmd *cobra.Command, f *testFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	manifests, explicit := testArgs(args)
-	res, err := f.load.load(manifests)
+	res, err := f.load.compile(cmd.Context(), manifests, compiler.Options{Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		return err
 	}
@@ -235,23 +234,19 @@ func reportTestFileErrors(stdout, stderr io.Writer, output string, diags diag.Li
 	return silentExit(exitFailed)
 }
 
-// unitTables compiles the routing table of every deploy unit with Knative
-// objects, as knc build would compile it.
+// unitTables are the routing tables the pipeline compiled for every
+// deploy unit with Knative objects, as knc build would compile them.
 func unitTables(stderr io.Writer, res *compiler.Result) ([]routetest.Unit, error) {
+	if len(res.Later) > 0 {
+		printDiagnostics(stderr, res.Later)
+		return nil, silentExit(exitFailed)
+	}
 	var units []routetest.Unit
 	for _, u := range res.Units {
 		if u.Knative() == 0 {
 			continue
 		}
-		table, diags := routes.Compile(u.Set, res.Config)
-		if len(diags) > 0 {
-			if wd, err := os.Getwd(); err == nil {
-				diags = diags.Relative(wd)
-			}
-			printDiagnostics(stderr, diags.Sorted())
-			return nil, silentExit(exitFailed)
-		}
-		units = append(units, routetest.Unit{Name: u.Name(), Table: table})
+		units = append(units, routetest.Unit{Name: u.Name(), Table: u.Table})
 	}
 	if len(units) == 1 {
 		units[0].Name = ""

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 )
 
@@ -92,7 +93,7 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 			if err := checkOutput(output, "text", "json", "github"); err != nil {
 				return err
 			}
-			res, err := flags.load(args)
+			res, err := flags.compile(cmd.Context(), args, compiler.Options{})
 			if err != nil {
 				return err
 			}

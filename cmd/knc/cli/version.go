@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/knc-dev/knc/compiler/render"
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/internal/version"
 )
 
@@ -27,7 +27,7 @@ build inside a git work tree), else report (devel).`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
-			image, _ := render.DefaultImage(info)
+			image, _ := compiler.DefaultImage(info)
 			w := cmd.OutOrStdout()
 			if output == "json" {
 				return writeJSON(w, struct {
