@@ -83,8 +83,10 @@ func (k *keeper) scanNamespace(ctx context.Context, ns string, withData bool) ([
 	}
 	var letters []storedLetter
 	replayed := map[uint64]time.Time{}
-	for done := false; !done; {
-		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(2*time.Second))
+	// Each fetch asks for no more than what is left, so that it returns
+	// as soon as it has it rather than waiting for more.
+	for remaining := info.State.Msgs; remaining > 0; {
+		batch, err := cons.Fetch(int(min(remaining, 256)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return nil, fmt.Errorf("reading the kept letters of %s: %w", ns, err)
 		}
@@ -96,8 +98,9 @@ func (k *keeper) scanNamespace(ctx context.Context, ns string, withData bool) ([
 				return nil, err
 			}
 			seq := meta.Sequence.Stream
-			if seq >= last || meta.NumPending == 0 {
-				done = true
+			remaining = meta.NumPending
+			if seq >= last {
+				remaining = 0
 			}
 			if of, ok := kept.ReplayedSeq(m.Subject()); ok {
 				replayed[of] = meta.Timestamp
@@ -115,7 +118,8 @@ func (k *keeper) scanNamespace(ctx context.Context, ns string, withData bool) ([
 			return nil, fmt.Errorf("reading the kept letters of %s: %w", ns, err)
 		}
 		if n == 0 {
-			done = true
+			// Removed meanwhile (evicted, expired, purged).
+			break
 		}
 	}
 	for i := range letters {
