@@ -249,3 +249,36 @@ func TestFullStoreOfKeptLettersEvictsTheOldest(t *testing.T) {
 		t.Errorf("accepted %v != settled %v: %+v", o.Accepted, o.settled(), o)
 	}
 }
+
+// TestExpiredKeptLettersAreCounted removes the letters older than the age
+// limit and counts each as expired for its Trigger.
+func TestExpiredKeptLettersAreCounted(t *testing.T) {
+	const events = 5
+	failing := newRecorder(t)
+	failing.respond = answer(http.StatusBadRequest)
+	e := startEngine(t, Options{
+		Table:      brokerTable(trigger("failing", failing.srv.URL, map[string]string{"type": "t"})),
+		AdminAddr:  "127.0.0.1:0",
+		KeptMaxAge: time.Millisecond,
+	})
+	for i := range events {
+		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
+			t.Fatalf("POST = %d", code)
+		}
+	}
+	eventually(t, 30*time.Second, "every delivery to be kept", func() bool {
+		return accountOf(t, e)["trigger/failing"].Kept[kept.ReasonNoDeadLetterSink] == events
+	})
+	eventually(t, 30*time.Second, "the letters to be a millisecond old", func() bool {
+		return time.Since(listLetters(t, e, kept.Filter{})[events-1].KeptAt) > time.Millisecond
+	})
+	if err := e.keeper.sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(listLetters(t, e, kept.Filter{})); n != 0 {
+		t.Errorf("%d letters left after the sweep, want 0", n)
+	}
+	if n := testutilCounterWith(e, "knc_kept_letters_expired_total", "target", "failing"); n != events {
+		t.Errorf("knc_kept_letters_expired_total = %v, want %d", n, events)
+	}
+}
