@@ -61,18 +61,6 @@ func listLetters(t *testing.T, e *Engine, f kept.Filter) []kept.Letter {
 	return res.Letters
 }
 
-func distinctIDs(r *recorder, status func(received) bool) map[string]bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seen := map[string]bool{}
-	for _, ev := range r.events {
-		if status(ev) {
-			seen[ev.header.Get("Ce-Id")] = true
-		}
-	}
-	return seen
-}
-
 // TestFailedDeliveriesAreKeptAndReplayed fails 100 deliveries of one
 // Trigger (400s and timeouts, no dead-letter sink), lists them through
 // the admin API, fixes the subscriber and replays them by filter: all 100
