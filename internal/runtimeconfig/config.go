@@ -25,6 +25,8 @@ type Config struct {
 	HTTPAddr                   string
 	IdleTimeout                time.Duration
 	IngressShards              int
+	KeptMaxAge                 time.Duration
+	KeptMaxBytes               int64
 	KubeAPIBurst               int
 	KubeAPIQPS                 float32
 	KubeContext                string

@@ -128,6 +128,10 @@ func Apply(o *engine.Options, c *runtimeconfig.Config) error {
 		return UsageError("--ingress-shards must be between 1 and %d, not %d", engine.MaxIngressShards, c.IngressShards)
 	}
 	o.IngressShards = c.IngressShards
+	if c.KeptMaxBytes <= 0 || c.KeptMaxAge <= 0 {
+		return UsageError("--kept-max-bytes and --kept-max-age must be above 0, not %d and %s", c.KeptMaxBytes, c.KeptMaxAge)
+	}
+	o.KeptMaxBytes, o.KeptMaxAge = c.KeptMaxBytes, c.KeptMaxAge
 	return nil
 }
 
@@ -257,6 +261,8 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []token
 		ns, obj, ok2 := strings.Cut(rest, ".")
 		var path string
 		switch {
+		case name == adminTokenFile:
+			path = ingress.AdminTokenPath
 		case !ok || !ok2 || ns == "" || obj == "":
 		case kind == "broker":
 			path = routing.BrokerPath(ns, obj)
@@ -264,7 +270,7 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []token
 			path = routing.ChannelPath(ns, obj)
 		}
 		if path == "" {
-			problems = append(problems, tokenProblem{msg: fmt.Sprintf("%s: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME", file)})
+			problems = append(problems, tokenProblem{msg: fmt.Sprintf("%s: name it broker.NAMESPACE.NAME, channel.NAMESPACE.NAME or %s", file, adminTokenFile)})
 			continue
 		}
 		b, err := safeio.ReadFile(file, maxTokenFileBytes)
@@ -286,6 +292,10 @@ func readBearerTokens(dir string) (tokens ingress.BearerTokens, problems []token
 	}
 	return tokens, problems, nil
 }
+
+// adminTokenFile is the file of the bearer token directory whose tokens
+// authorise the kept-letter API of the admin listener (knc dlq).
+const adminTokenFile = "admin"
 
 // tokenProblem describes a file of the bearer token directory that gave
 // no token: misnamed, or a token file that cannot be read.
@@ -344,7 +354,7 @@ func reportTokens(dir string, eng *engine.Engine, log *slog.Logger, tokens ingre
 		log.Warn("the bearer token directory holds no tokens: every ingress accepts requests without one", "dir", dir)
 		return
 	}
-	served := map[string]bool{}
+	served := map[string]bool{ingress.AdminTokenPath: true}
 	for _, o := range eng.Statuses() {
 		switch {
 		case o.Kind == "Broker":

@@ -19,13 +19,20 @@ import (
 // outcomes are the accounting counters of one target.
 type outcomes struct {
 	Accepted, Delivered, DeadLettered float64
-	Dropped                           map[string]float64
+	Kept, Dropped                     map[string]float64
 }
 
+// settled is the sum of the outcomes: kept letters evicted later
+// (dropped, kept-letters-full) were counted kept.
 func (o outcomes) settled() float64 {
 	n := o.Delivered + o.DeadLettered
-	for _, v := range o.Dropped {
+	for _, v := range o.Kept {
 		n += v
+	}
+	for reason, v := range o.Dropped {
+		if reason != metrics.DropKeptLettersFull {
+			n += v
+		}
 	}
 	return n
 }
@@ -54,6 +61,11 @@ func accountOf(t *testing.T, e *Engine) map[string]outcomes {
 				o.Delivered += v
 			case "knc_deliveries_dead_lettered_total":
 				o.DeadLettered += v
+			case "knc_deliveries_kept_total":
+				if o.Kept == nil {
+					o.Kept = map[string]float64{}
+				}
+				o.Kept[labels["reason"]] += v
 			case "knc_deliveries_dropped_total":
 				if o.Dropped == nil {
 					o.Dropped = map[string]float64{}
@@ -154,8 +166,8 @@ func TestAccountingInvariant(t *testing.T) {
 		"trigger/ok":        {Accepted: events, Delivered: events},
 		"trigger/flaky":     {Accepted: events, Delivered: events},
 		"trigger/rejecting": {Accepted: events, DeadLettered: events},
-		"trigger/failing":   {Accepted: events, Dropped: map[string]float64{metrics.DropNoDeadLetterSink: events}},
-		"trigger/sink-down": {Accepted: events, Dropped: map[string]float64{metrics.DropDeadLetterFailed: events}},
+		"trigger/failing":   {Accepted: events, Kept: map[string]float64{metrics.DropNoDeadLetterSink: events}},
+		"trigger/sink-down": {Accepted: events, Kept: map[string]float64{metrics.DropDeadLetterFailed: events}},
 		"trigger/replier":   {Accepted: events, Delivered: events},
 		"trigger/replies":   {Accepted: events, Delivered: events},
 		"subscription/s":    {Accepted: events, Delivered: events},
@@ -173,7 +185,7 @@ func TestAccountingInvariant(t *testing.T) {
 	got := accountOf(t, e)
 	for key, o := range got {
 		if o.Accepted != o.settled() {
-			t.Errorf("%s: accepted %v != delivered %v + dead-lettered %v + dropped %v", key, o.Accepted, o.Delivered, o.DeadLettered, o.Dropped)
+			t.Errorf("%s: accepted %v != delivered %v + dead-lettered %v + kept %v + dropped %v", key, o.Accepted, o.Delivered, o.DeadLettered, o.Kept, o.Dropped)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -206,7 +218,7 @@ func TestAccountingInvariant(t *testing.T) {
 		t.Errorf("knc_events_accepted_total = %v, want %d", got, 2*events)
 	}
 	body := scrape(t, e.URL())
-	for _, name := range []string{"knc_deliveries_accepted_total", "knc_deliveries_delivered_total", "knc_deliveries_dead_lettered_total", "knc_deliveries_dropped_total", "knc_replies_accepted_total"} {
+	for _, name := range []string{"knc_deliveries_accepted_total", "knc_deliveries_delivered_total", "knc_deliveries_dead_lettered_total", "knc_deliveries_kept_total", "knc_replies_accepted_total"} {
 		if !strings.Contains(body, name+"{") {
 			t.Errorf("/metrics does not serve %s", name)
 		}

@@ -48,8 +48,10 @@
 //     retries and their count survive a crash. After the last attempt, or a
 //     non-retryable answer, the event goes (with Knative's knativeerror*
 //     extensions) to the dead stage of the same target, which delivers it
-//     to the dead-letter sink with the same retries; without a sink it is
-//     dropped, logged and counted.
+//     to the dead-letter sink with the same retries; without a sink, or
+//     when the sink refuses it too, it is kept: stored in its namespace's
+//     stream of kept letters (kept.go), bounded in bytes and age, which
+//     knc dlq reads and replays through the admin listener (kept_api.go).
 //   - unpark: deliveries of a Trigger or Subscription whose destination
 //     does not resolve are moved to the hold-send/hold-dead subjects, which
 //     no attempt touches; when a reload makes the target ready, this stage

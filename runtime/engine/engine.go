@@ -51,6 +51,8 @@ type Engine struct {
 	acks *ackPublisher
 	// ingress serves the HTTP listener.
 	ingress *ingress.Server
+	// keeper stores kept letters and serves them (kept.go, kept_api.go).
+	keeper *keeper
 	// lanes make the first attempts of each source's deliveries.
 	lanes map[string]*pipeline.Lane
 	// work is the context of processing; cancelling it abandons the
@@ -96,6 +98,7 @@ func New(opts Options) (*Engine, error) {
 		Registry:       opts.Registry,
 		UI:             opts.UI,
 	}, (*ingressRuntime)(e), (*ingressStore)(e))
+	e.ingress.SetKept(e.keptHandler())
 	return e, nil
 }
 
@@ -190,11 +193,13 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	if e.acks, err = newAckPublisher(e.nc, e.opts.PublishTimeout); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	e.keeper = newKeeper(e.js, e.acks, e.metrics, &e.opts)
 	e.proc = pipeline.NewProcessor(pipeline.ProcessorConfig{
 		Plan:           &e.plan,
 		Accepting:      &e.accepting,
 		Publisher:      e.acks,
 		Sender:         delivery.NewSender(),
+		Keeper:         e.keeper,
 		Log:            e.log,
 		Tracer:         e.opts.Tracer,
 		Matched:        e.opts.Matched,
@@ -242,6 +247,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	}
 	e.plan.Store(p)
 	e.countLostMessages(ctx, p)
+	go e.keeper.runSweeper(e.work, e.log)
 	for _, pl := range e.served {
 		for _, s := range pl.stages() {
 			s.Start(e.work)

@@ -158,6 +158,13 @@ type Options struct {
 	// matches as the route stage routes it; nil, the default, costs
 	// nothing.
 	Matched MatchObserver
+	// KeptMaxBytes and KeptMaxAge bound the kept letters of each
+	// namespace: the deliveries that ended without success, kept to be
+	// seen and replayed (knc dlq). The oldest are evicted, and counted,
+	// to make room; those older than KeptMaxAge are removed, and counted.
+	// With MaxStoreBytes, each namespace keeps at most a quarter of it.
+	KeptMaxBytes int64
+	KeptMaxAge   time.Duration
 	// UI, when set, serves the live page at /ui and below (package
 	// runtime/ui): on the admin listener, or on the HTTP listener when
 	// there is none.
@@ -227,6 +234,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.MaxAckPending <= 0 {
 		o.MaxAckPending = DefaultMaxAckPending
+	}
+	if o.KeptMaxBytes <= 0 {
+		o.KeptMaxBytes = DefaultKeptMaxBytes
+	}
+	if o.KeptMaxAge <= 0 {
+		o.KeptMaxAge = DefaultKeptMaxAge
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout

@@ -37,8 +37,8 @@ func TestRetryCountSurvivesRestart(t *testing.T) {
 	}
 
 	second := startEngine(t, Options{Table: brokerTable(tr), DataDir: dir})
-	eventually(t, 20*time.Second, "the event to be given up", func() bool {
-		return testutilCounter(second, "knc_events_dropped_total") == 1
+	eventually(t, 20*time.Second, "the event to be given up and kept", func() bool {
+		return testutilCounter(second, "knc_events_kept_total") == 1
 	})
 	if n := sub.count(); n != 4 {
 		t.Errorf("%d attempts in all, want 4 (1 + retry 3) across the restart", n)

@@ -73,6 +73,10 @@ type Config struct {
 	// UI, when set, serves /ui and the paths below it where /status is
 	// served: never on the ingress listener with SeparateAdmin.
 	UI http.Handler
+	// Kept, when set, serves the kept-letter API (/dlq/...) on the admin
+	// listener only, to requests with a bearer token of AdminTokenPath
+	// (see authorizedAdmin).
+	Kept http.Handler
 }
 
 // Server is the HTTP listener of the runtime: the ingress of every Broker
@@ -254,6 +258,10 @@ func (s *Server) Handler() http.Handler {
 			s.cfg.UI.ServeHTTP(w, r)
 			return
 		}
+		if isKeptPath(r.URL.Path) {
+			writeText(w, http.StatusNotFound, r.URL.Path+" is served on the admin listener only (--admin-addr)")
+			return
+		}
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		switch r.URL.Path {
@@ -317,6 +325,12 @@ func (s *Server) AdminHandler() http.Handler {
 				s.cfg.UI.ServeHTTP(w, r)
 				return
 			}
+			if s.cfg.Kept != nil && isKeptPath(r.URL.Path) {
+				if s.authorizedAdmin(w, r) {
+					s.cfg.Kept.ServeHTTP(w, r)
+				}
+				return
+			}
 			writeText(w, http.StatusNotFound, "not found: the admin listener serves /healthz, /readyz, /status and /metrics")
 		}
 	})
@@ -332,6 +346,12 @@ func (s *Server) unavailable(w http.ResponseWriter, msg string) {
 // isUIPath reports whether the page of Config.UI serves path. Brokers and
 // Channels are served under /brokers/ and /channels/, so none is hidden.
 func isUIPath(path string) bool { return path == "/ui" || strings.HasPrefix(path, "/ui/") }
+
+// SetKept serves h as Config.Kept; call it before Serve.
+func (s *Server) SetKept(h http.Handler) { s.cfg.Kept = h }
+
+// isKeptPath reports whether path is of the kept-letter API.
+func isKeptPath(path string) bool { return path == "/dlq" || strings.HasPrefix(path, "/dlq/") }
 
 // ServeAdmin serves AdminHandler on ln, in plain HTTP, until Stop, and
 // returns its base URL. Call it before Serve.

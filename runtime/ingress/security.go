@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -254,5 +255,29 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, path string)
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="knc"`)
 	s.reject(w, http.StatusUnauthorized, "a valid bearer token is required")
+	return false
+}
+
+// AdminTokenPath is the key of BearerTokens whose tokens authorise the
+// kept-letter API of the admin listener (knc dlq).
+const AdminTokenPath = "/dlq"
+
+// authorizedAdmin checks a request to the kept-letter API: it must carry
+// a token of AdminTokenPath when there is one; without one, only a
+// client on the loopback interface (knc run on a workstation, or a port
+// forwarded to the pod, which the cluster authorised) is served, and any
+// other is refused with 403. Event data is behind it: failing open is
+// never right.
+func (s *Server) authorizedAdmin(w http.ResponseWriter, r *http.Request) bool {
+	if st := s.tokens.Load(); st != nil {
+		if _, protected := st.set[AdminTokenPath]; protected {
+			return s.authorized(w, r, AdminTokenPath)
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+		return true
+	}
+	s.reject(w, http.StatusForbidden, "the kept-letter API needs a bearer token: put one in the file admin of the --bearer-tokens directory")
 	return false
 }

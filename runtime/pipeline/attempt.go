@@ -251,9 +251,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		}
 	}
 	if a.t.deadLetterURL == "" {
-		a.p.log.Warn("dropping an event that could not be delivered: no dead-letter sink", a.logAttrs(resultAttrs(failedURL, r)...)...)
-		a.drop(metrics.DropNoDeadLetterSink)
-		return finished
+		return a.keep(ctx, metrics.DropNoDeadLetterSink, failedURL, r, "no dead-letter sink")
 	}
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
 	out := cehttp.ToNATS(dl, a.src.names.Subject(StageDead, a.t.token))
@@ -287,9 +285,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if a.t.deadLetterURL == "" {
 		// A reload removed the sink after the event was set aside for it.
-		a.p.log.Warn("dropping an event that could not be delivered: its dead-letter sink was removed", a.logAttrs()...)
-		a.drop(metrics.DropNoDeadLetterSink)
-		return finished
+		return a.keep(ctx, metrics.DropNoDeadLetterSink, "", delivery.Result{}, "its dead-letter sink was removed")
 	}
 	header := a.header()
 	var span tracing.Span
@@ -312,9 +308,7 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if v, ok := a.retry(r); ok {
 		return v
 	}
-	a.p.log.Error("dropping an event: its dead-letter sink did not accept it either", a.logAttrs(resultAttrs(a.t.deadLetterURL, r)...)...)
-	a.drop(metrics.DropDeadLetterFailed)
-	return finished
+	return a.keep(ctx, metrics.DropDeadLetterFailed, a.t.deadLetterURL, r, "its dead-letter sink did not accept it either")
 }
 
 // retry schedules another attempt after a failed one, if the delivery

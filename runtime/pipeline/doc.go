@@ -40,6 +40,9 @@
 //   - Where is an event dead-lettered? attempt.deliver stores it on the
 //     dead subject once retries are exhausted; attempt.deadLetter delivers
 //     it from there to the sink.
+//   - Where is an event kept? attempt.keep (keep.go) stores a delivery that
+//     ended without success as a kept letter through the Keeper, instead
+//     of dropping it.
 //   - Where is an event dropped? attempt.drop, counted by reason (package
 //     metrics); and a stored message that holds no event is terminated.
 //   - Where is an event held while its target is not ready? DispatchMsg
@@ -54,9 +57,9 @@
 // Accounting (package metrics): every delivery, one event matched to one
 // Trigger or Subscription, is counted as accepted when the route stage
 // stores it, or with its outcome when its first attempt ends it, and
-// again when it ends delivered, dead-lettered or dropped (by reason), so
-// that per target accepted = delivered + dead-lettered + dropped once
-// nothing is pending.
+// again when it ends delivered, dead-lettered, kept or dropped (by reason),
+// so that per target accepted = delivered + dead-lettered + kept +
+// dropped once nothing is pending (see metrics/accounting.go).
 //
 // This package must not import runtime/engine, runtime/natsserver,
 // cuelang.org/go, sigs.k8s.io/kustomize or any package under

@@ -351,3 +351,10 @@ func (s *Source) UnparksAll() bool {
 	}
 	return len(s.targets) > 0
 }
+
+// CountReplayed counts a kept letter replayed to t: a new delivery,
+// accepted now, whose outcome its attempts will count.
+func (t *Target) CountReplayed() {
+	t.account.Accepted.Inc()
+	t.account.Replayed.Inc()
+}

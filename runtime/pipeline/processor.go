@@ -27,6 +27,15 @@ type Sender interface {
 	Send(ctx context.Context, ev *event.Event, url string, o delivery.Options) delivery.Result
 }
 
+// Keeper stores kept letters: the deliveries that ended without success
+// (package runtime/kept).
+type Keeper interface {
+	// Keep stores m, a letter of namespace, with the message ID id, and
+	// tells whether it was stored now rather than discarded as a duplicate
+	// of one stored before with the same ID.
+	Keep(ctx context.Context, namespace string, m *nats.Msg, id string) (fresh bool, err error)
+}
+
 // Processor handles the messages the route, dispatch and unpark stages
 // pull: it routes events, makes delivery attempts and settles each
 // message. It reads the plan and the accepting flag the Engine owns,
@@ -39,7 +48,9 @@ type Processor struct {
 	accepting *atomic.Bool
 	pub       Publisher
 	send      Sender
-	log       *slog.Logger
+	// keeper is nil when failed deliveries are dropped, not kept.
+	keeper Keeper
+	log    *slog.Logger
 	// tracer is nil when tracing is off: nothing is prepared for spans.
 	tracer *tracing.Tracer
 	// matched is nil unless something watches the events routed.
@@ -71,7 +82,9 @@ type ProcessorConfig struct {
 	Accepting *atomic.Bool
 	Publisher Publisher
 	Sender    Sender
-	Log       *slog.Logger
+	// Keeper stores what could not be delivered; nil drops it.
+	Keeper Keeper
+	Log    *slog.Logger
 	// Tracer is nil when tracing is off.
 	Tracer *tracing.Tracer
 	// Matched, when set, is told of each event a Trigger or Subscription
@@ -91,6 +104,7 @@ func NewProcessor(c ProcessorConfig) *Processor {
 		accepting:      c.Accepting,
 		pub:            c.Publisher,
 		send:           c.Sender,
+		keeper:         c.Keeper,
 		log:            c.Log,
 		tracer:         c.Tracer,
 		matched:        c.Matched,

@@ -16,13 +16,19 @@ import (
 // knc's /metrics shows them.
 type outcomes struct {
 	Accepted, Delivered, DeadLettered float64
-	Dropped                           map[string]float64
+	Kept, Dropped                     map[string]float64
 }
 
 func (o outcomes) settled() float64 {
 	n := o.Delivered + o.DeadLettered
-	for _, v := range o.Dropped {
+	for _, v := range o.Kept {
 		n += v
+	}
+	for reason, v := range o.Dropped {
+		// An evicted kept letter was counted kept.
+		if reason != "kept-letters-full" {
+			n += v
+		}
 	}
 	return n
 }
@@ -66,6 +72,11 @@ func accountOf(t *testing.T, k *rig.Knc) map[string]outcomes {
 			o.Delivered += v
 		case "knc_deliveries_dead_lettered_total":
 			o.DeadLettered += v
+		case "knc_deliveries_kept_total":
+			if o.Kept == nil {
+				o.Kept = map[string]float64{}
+			}
+			o.Kept[labels["reason"]] += v
 		case "knc_deliveries_dropped_total":
 			if o.Dropped == nil {
 				o.Dropped = map[string]float64{}
@@ -82,8 +93,7 @@ func accountOf(t *testing.T, k *rig.Knc) map[string]outcomes {
 // knownDropReasons are the reasons a delivery may be given up for; an
 // unreachable destination must not need a new one.
 var knownDropReasons = map[string]bool{
-	"no-dead-letter-sink": true, "dead-letter-failed": true, "ttl": true,
-	"no-reply-destination": true, "unrouted": true, "unreadable": true,
+	"ttl": true, "no-reply-destination": true, "kept-letters-full": true, "unrouted": true, "unreadable": true,
 }
 
 // awaitSettled waits until every target in want has settled all it
@@ -107,6 +117,11 @@ func awaitSettled(t *testing.T, k *rig.Knc, want map[string]outcomes) {
 		g := got[key]
 		if g.Delivered != w.Delivered || g.DeadLettered != w.DeadLettered {
 			t.Errorf("%s: delivered %v, dead-lettered %v; want %v, %v", key, g.Delivered, g.DeadLettered, w.Delivered, w.DeadLettered)
+		}
+		for reason, n := range g.Kept {
+			if w.Kept[reason] != n {
+				t.Errorf("%s: %v kept for %q, want %v", key, n, reason, w.Kept[reason])
+			}
 		}
 		for reason, n := range g.Dropped {
 			if !knownDropReasons[reason] {

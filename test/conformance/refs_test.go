@@ -83,13 +83,13 @@ func TestUnreachableDestinationIsDeadLettered(t *testing.T) {
 			}
 		})
 	}
-	// Lost events stay 0: accepted = delivered + dead-lettered + dropped,
+	// Lost events stay 0: accepted = delivered + dead-lettered + kept + dropped,
 	// by a reason knc already had.
 	t.Run("accounting settles every delivery", func(t *testing.T) {
 		awaitSettled(t, k, map[string]outcomes{
 			"trigger/no-such-host": {Accepted: 1, DeadLettered: 1},
 			"trigger/refused":      {Accepted: 1, DeadLettered: 1},
-			"trigger/no-sink":      {Accepted: 1, Dropped: map[string]float64{"no-dead-letter-sink": 1}},
+			"trigger/no-sink":      {Accepted: 1, Kept: map[string]float64{"no-dead-letter-sink": 1}},
 		})
 	})
 }

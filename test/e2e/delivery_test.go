@@ -233,9 +233,9 @@ func TestBackoff(t *testing.T) {
 			checkGaps(t, gaps(sub.waitFor(t, "/"+tt.name, len(tt.want)+1)), tt.want)
 		})
 	}
-	// No attempt beyond retry: 3 retries then the event is dropped (no sink).
-	rig.Eventually(t, 10*time.Second, "the linear and exponential events to be dropped", func() bool {
-		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"reason": "no-dead-letter-sink"}) == 2
+	// No attempt beyond retry: 3 retries then the event is kept (no sink).
+	rig.Eventually(t, 10*time.Second, "the linear and exponential events to be kept", func() bool {
+		return metric(t, k.URL(), "knc_events_kept_total", map[string]string{"reason": "no-dead-letter-sink"}) == 2
 	})
 	for _, p := range []string{"/linear", "/exponential"} {
 		if got := len(sub.requests(p)); got != 4 {
@@ -302,8 +302,8 @@ func TestDeadLetterSinkRetried(t *testing.T) {
 	mustSend(t, k.brokerURL("flaky"), event{id: "1", typ: "t"})
 	mustSend(t, k.brokerURL("down"), event{id: "2", typ: "t"})
 	dls.waitFor(t, "/flaky", 3)
-	rig.Eventually(t, 10*time.Second, "the event whose sink is down to be dropped", func() bool {
-		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "down", "reason": "dead-letter-failed"}) == 1
+	rig.Eventually(t, 10*time.Second, "the event whose sink is down to be kept", func() bool {
+		return metric(t, k.URL(), "knc_events_kept_total", map[string]string{"name": "down", "reason": "dead-letter-failed"}) == 1
 	})
 	if got := len(dls.requests("/down")); got != 3 {
 		t.Errorf("attempts at the failing sink = %d, want 3", got)
@@ -313,15 +313,15 @@ func TestDeadLetterSinkRetried(t *testing.T) {
 	}
 }
 
-func TestNoSinkDropIsCounted(t *testing.T) {
+func TestNoSinkKeepIsCounted(t *testing.T) {
 	sub := newSubscriber(t)
 	sub.on("/reject", status(http.StatusUnprocessableEntity))
 	k := startKnc(t, table([]routing.Broker{broker("b", trig("t", sub.url("/reject"), &routing.Delivery{Retry: 3}))}))
 	for i := range 3 {
 		mustSend(t, k.brokerURL("b"), event{id: fmt.Sprint(i), typ: "t"})
 	}
-	rig.Eventually(t, 10*time.Second, "three drops to be counted", func() bool {
-		return metric(t, k.URL(), "knc_events_dropped_total",
+	rig.Eventually(t, 10*time.Second, "three kept letters to be counted", func() bool {
+		return metric(t, k.URL(), "knc_events_kept_total",
 			map[string]string{"namespace": "e2e", "kind": "broker", "name": "b", "reason": "no-dead-letter-sink"}) == 3
 	})
 	if got := len(sub.requests("/reject")); got != 3 {

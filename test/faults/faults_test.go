@@ -32,6 +32,7 @@ func checkAccounting(t *testing.T, k *rig.Knc, target string, f *rig.Figures) ri
 	f.Metrics["accepted"] = a.Accepted
 	f.Metrics["delivered"] = a.Delivered
 	f.Metrics["dead-lettered"] = a.DeadLettered
+	f.Metrics["kept"] = a.Kept
 	f.Metrics["dropped"] = a.Dropped
 	if a.Delivered < float64(f.Delivered) {
 		t.Errorf("%s: %v counted delivered, but the subscriber acknowledged %d distinct events", target, a.Delivered, f.Delivered)

@@ -150,7 +150,11 @@ func Metric(baseURL, name string, labels map[string]string) (float64, error) {
 // Accounting reads the delivery accounting of one Trigger or Subscription
 // from baseURL/metrics.
 type Accounting struct {
-	Accepted, Delivered, DeadLettered, Dropped float64
+	Accepted, Delivered, DeadLettered, Kept, Dropped float64
+	// Evicted are the kept letters dropped to make room for newer ones
+	// (dropped, reason kept-letters-full), which were counted kept: they
+	// are in Dropped, and not an outcome of their own.
+	Evicted float64
 }
 
 // ReadAccounting reads the accounting counters of target.
@@ -165,20 +169,23 @@ func ReadAccounting(baseURL, target string) (Accounting, error) {
 		{"knc_deliveries_accepted_total", &a.Accepted},
 		{"knc_deliveries_delivered_total", &a.Delivered},
 		{"knc_deliveries_dead_lettered_total", &a.DeadLettered},
+		{"knc_deliveries_kept_total", &a.Kept},
 		{"knc_deliveries_dropped_total", &a.Dropped},
 	} {
 		if *m.v, err = Metric(baseURL, m.name, l); err != nil {
 			return a, err
 		}
 	}
-	return a, nil
+	a.Evicted, err = Metric(baseURL, "knc_deliveries_dropped_total", map[string]string{"target": target, "reason": "kept-letters-full"})
+	return a, err
 }
 
-// Balanced reports whether accepted = delivered + dead-lettered + dropped.
+// Balanced reports whether accepted = delivered + dead-lettered + kept +
+// dropped (but for kept letters evicted later).
 func (a Accounting) Balanced() bool {
-	return a.Accepted == a.Delivered+a.DeadLettered+a.Dropped
+	return a.Accepted == a.Delivered+a.DeadLettered+a.Kept+a.Dropped-a.Evicted
 }
 
 func (a Accounting) String() string {
-	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + dropped %v", a.Accepted, a.Delivered, a.DeadLettered, a.Dropped)
+	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + kept %v + dropped %v (of which %v kept letters evicted)", a.Accepted, a.Delivered, a.DeadLettered, a.Kept, a.Dropped, a.Evicted)
 }

@@ -115,6 +115,7 @@ embedded NATS JetStream server.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newSendCmd(),
+		newDlqCmd(),
 		newDisplayCmd(),
 		newValidateCmd(),
 		newRunCmd(),

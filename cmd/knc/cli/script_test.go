@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -63,6 +64,7 @@ func TestScript(t *testing.T) {
 			"kustomize":     cmdKustomize,
 			"waitfor":       cmdWaitFor,
 			"httpget":       cmdHTTPGet,
+			"waitbody":      cmdWaitBody,
 			// script_otlp_test.go
 			"otlpreceiver": cmdOTLPReceiver,
 			"otlpspans":    cmdOTLPSpans,
@@ -166,4 +168,30 @@ func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	_, err = fmt.Fprintf(ts.Stdout(), "%d\n%s", resp.StatusCode, body)
 	ts.Check(err)
+}
+
+// cmdWaitBody polls GET URL until its body matches the regular expression,
+// for at most 30 seconds: waitbody URL REGEXP.
+func cmdWaitBody(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitbody URL REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var body []byte
+		resp, err := http.Get(args[0])
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if re.Match(body) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("GET %s did not match %s within 30s: %v\n%s", args[0], args[1], err, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

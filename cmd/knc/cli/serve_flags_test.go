@@ -220,7 +220,7 @@ func TestBearerTokensReload(t *testing.T) {
 		"public, no such token": http.StatusUnauthorized,
 	}
 	reported := []string{
-		`level=WARN msg="bearer token file skipped; the other files apply" problem="` + filepath.Join(tokens, "README") + `: name it broker.NAMESPACE.NAME or channel.NAMESPACE.NAME"`,
+		`level=WARN msg="bearer token file skipped; the other files apply" problem="` + filepath.Join(tokens, "README") + `: name it broker.NAMESPACE.NAME, channel.NAMESPACE.NAME or admin"`,
 		`level=WARN msg="bearer tokens for an ingress this runtime does not serve; check the file's name" path=/brokers/shop/missing`,
 	}
 	deadline := time.Now().Add(30 * time.Second)

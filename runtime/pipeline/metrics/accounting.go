@@ -18,11 +18,25 @@ import (
 //	knc_deliveries_delivered_total       the subscriber accepted it (and, for a
 //	                                     Subscription with a reply, so did the reply)
 //	knc_deliveries_dead_lettered_total   the dead-letter sink accepted it
+//	knc_deliveries_kept_total{reason}    it failed and was stored as a kept letter
 //	knc_deliveries_dropped_total{reason} it was given up
 //
 // so that, per target, once nothing is pending:
 //
-//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ dropped
+//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ kept + Σ dropped{reason ≠ kept-letters-full}
+//
+// A kept letter is what became of a delivery; the letter itself can later
+// leave the store: evicted, oldest first, to make room for a newer one when
+// its namespace's store is full (dropped{reason="kept-letters-full"}, the
+// only drop that is not an outcome of a delivery: the letter was counted
+// kept), expired (knc_kept_letters_expired_total) or purged
+// (knc_kept_letters_purged_total). A letter too large for the store at all
+// is counted kept and evicted at once. So, per target:
+//
+//	Σ kept = letters held + dropped{reason="kept-letters-full"} + expired + purged
+//
+// Replaying a letter leaves it in the store, marked, and makes a new
+// delivery, counted accepted again and in knc_deliveries_replayed_total.
 //
 // The counters live in the process: a crash loses them, and the deliveries
 // pending then are counted by the next process as outcomes without an
@@ -42,6 +56,10 @@ type accounting struct {
 	delivered    *prometheus.CounterVec
 	deadLettered *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
+	kept         *prometheus.CounterVec
+	replayed     *prometheus.CounterVec
+	purged       *prometheus.CounterVec
+	expired      *prometheus.CounterVec
 	// replies counts the replies of Triggers stored in their Broker's
 	// ingress: events that entered a source without an HTTP request.
 	replies *prometheus.CounterVec
@@ -67,6 +85,18 @@ func newAccounting(reg prometheus.Registerer) *accounting {
 		dropped: newCounterVec(reg, "knc_deliveries_dropped_total",
 			"Deliveries given up, by reason.",
 			slices.Concat(targetLabels, []string{"reason"})),
+		kept: newCounterVec(reg, "knc_deliveries_kept_total",
+			"Deliveries that failed and were stored as kept letters, by reason, to be seen and replayed with knc dlq.",
+			slices.Concat(targetLabels, []string{"reason"})),
+		replayed: newCounterVec(reg, "knc_deliveries_replayed_total",
+			"Kept letters replayed to their Trigger or Subscription: each is a new delivery, also counted accepted.",
+			targetLabels),
+		purged: newCounterVec(reg, "knc_kept_letters_purged_total",
+			"Kept letters deleted with knc dlq purge.",
+			targetLabels),
+		expired: newCounterVec(reg, "knc_kept_letters_expired_total",
+			"Kept letters removed because they were older than the store keeps them.",
+			targetLabels),
 		replies: newCounterVec(reg, "knc_replies_accepted_total",
 			"Replies of Triggers stored in their Broker's ingress, to be routed like accepted events.",
 			sourceLabels),
@@ -79,7 +109,9 @@ func newAccounting(reg prometheus.Registerer) *accounting {
 type Target struct {
 	labels                            []string
 	Accepted, Delivered, DeadLettered prometheus.Counter
-	dropped                           *prometheus.CounterVec
+	// Replayed, Purged and Expired count what became of its kept letters.
+	Replayed, Purged, Expired prometheus.Counter
+	dropped, kept             *prometheus.CounterVec
 }
 
 // ForTarget binds the accounting of the target of s whose subject token is
@@ -100,8 +132,27 @@ func (s *Source) bind(name string) *Target {
 		Accepted:     a.accepted.WithLabelValues(l...),
 		Delivered:    a.delivered.WithLabelValues(l...),
 		DeadLettered: a.deadLettered.WithLabelValues(l...),
+		Replayed:     a.replayed.WithLabelValues(l...),
+		Purged:       a.purged.WithLabelValues(l...),
+		Expired:      a.expired.WithLabelValues(l...),
 		dropped:      a.dropped,
+		kept:         a.kept,
 	}
+}
+
+// ForLetter accounts for the target a kept letter names: the Broker or
+// Channel (sourceKind "broker" or "channel") namespace/source and its
+// Trigger or Subscription target, whether or not the current plan serves
+// them.
+func (m *Set) ForLetter(sourceKind, namespace, source, target string) *Target {
+	s := &Source{accounting: m.accounting, labels: []string{namespace, sourceKind, source}}
+	return s.bind(target)
+}
+
+// Keep counts a delivery to t kept as a letter for reason.
+func (t *Target) Keep(reason string) {
+	l := t.labels
+	t.kept.WithLabelValues(l[0], l[1], l[2], l[3], l[4], reason).Inc()
 }
 
 // ForToken accounts for a target of s that is not in the current plan: its

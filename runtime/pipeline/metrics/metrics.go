@@ -17,6 +17,9 @@ const (
 	DropNoReplyDestination = "no-reply-destination" // a Subscription without reply got a reply
 	DropUnrouted           = "unrouted"             // its Trigger or Subscription was deleted
 	DropUnreadable         = "unreadable"           // the stored message is not an event
+	// DropKeptLettersFull: a kept letter evicted, oldest first, to make
+	// room in its namespace's store (see accounting.go).
+	DropKeptLettersFull = "kept-letters-full"
 )
 
 // Set is the runtime's Prometheus metrics. Events are labelled by the
@@ -27,6 +30,7 @@ type Set struct {
 	retried         *prometheus.CounterVec
 	deadLettered    *prometheus.CounterVec
 	dropped         *prometheus.CounterVec
+	kept            *prometheus.CounterVec
 	attemptDuration *prometheus.HistogramVec
 	latency         *prometheus.HistogramVec
 	accounting      *accounting
@@ -51,6 +55,9 @@ func New(reg *prometheus.Registry) *Set {
 			sourceLabels),
 		dropped: newCounterVec(reg, "knc_events_dropped_total",
 			"Events or deliveries given up, by reason.",
+			slices.Concat(sourceLabels, []string{"reason"})),
+		kept: newCounterVec(reg, "knc_events_kept_total",
+			"Deliveries that failed and were stored as kept letters, by reason (dead-lettered: a copy of one the dead-letter sink accepted).",
 			slices.Concat(sourceLabels, []string{"reason"})),
 		attemptDuration: newHistogramVec(reg, "knc_delivery_attempt_duration_seconds",
 			"Duration of one HTTP delivery attempt, whatever its outcome.",
@@ -87,7 +94,7 @@ type Source struct {
 	labels                                     []string
 	Accepted, Delivered, Retried, DeadLettered prometheus.Counter
 	AttemptDuration, Latency                   prometheus.Observer
-	dropped                                    *prometheus.CounterVec
+	dropped, kept                              *prometheus.CounterVec
 	// Replies counts the replies of Triggers stored in the Broker's
 	// ingress.
 	Replies prometheus.Counter
@@ -108,6 +115,7 @@ func (m *Set) ForSource(id, kind string, o routing.Source) *Source {
 		AttemptDuration: m.attemptDuration.WithLabelValues(l...),
 		Latency:         m.latency.WithLabelValues(l...),
 		dropped:         m.dropped,
+		kept:            m.kept,
 		Replies:         m.accounting.replies.WithLabelValues(l...),
 	}
 }
@@ -120,4 +128,9 @@ func (s *Source) Drop(reason string) {
 // DropN counts n events of s given up for reason.
 func (s *Source) DropN(reason string, n int) {
 	s.dropped.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Add(float64(n))
+}
+
+// Keep counts a delivery of s kept as a letter for reason.
+func (s *Source) Keep(reason string) {
+	s.kept.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], reason).Inc()
 }
