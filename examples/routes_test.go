@@ -133,7 +133,7 @@ spec:
 		t.Fatal(err)
 	}
 	want := []string{
-		"broken.yaml:9:10: spec.subscriber.uri: policy in-cluster-subscribers: subscribers run in the cluster: use a ref, or a URI of a Service (http://NAME.NAMESPACE.svc.cluster.local/) (invalid value \"https://hooks.example.com/orders\" (out of bound =~\"^https?://[a-z0-9]([-a-z0-9]*[a-z0-9])?\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\\\\.svc(\\\\.cluster\\\\.local)?(:[0-9]+)?(/.*)?$\"))",
+		"broken.yaml:9:10: spec.subscriber.uri: policy in-cluster-subscribers: subscribers run in the cluster: use a ref (with a relative URI if need be), or a URI of a Service (http://NAME.NAMESPACE.svc.cluster.local/) (invalid value \"https://hooks.example.com/orders\" (out of bound =~\"^(https?://[a-z0-9]([-a-z0-9]*[a-z0-9])?\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\\\\.svc(\\\\.cluster\\\\.local)?(:[0-9]+)?(/.*)?|[^:]*)$\"))",
 		"broken.yaml:10:3: spec.delivery.deadLetterSink: policy prod-dead-letter: every Trigger in a production namespace (*-prod) needs spec.delivery.deadLetterSink, so that events it cannot deliver are kept (not set)",
 		"broken.yaml:11:12: spec.delivery.retry: policy retry-limit: spec.delivery.retry is at most 10; send what still fails to a dead-letter sink (invalid value 50 (out of bound <=10))",
 	}

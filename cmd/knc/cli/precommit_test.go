@@ -195,7 +195,7 @@ func cmdPreCommit(ts *testscript.TestScript, neg bool, args []string) {
 // TestPreCommitInstall installs the hooks as pre-commit's golang language
 // does: go install ./... in the repository, with a GOPATH of the hook
 // environment's own and no GOBIN, which puts the binaries in GOPATH/bin,
-// the directory pre-commit adds to PATH. Only knc may land there, and the
+// the directory pre-commit adds to PATH. Only knc and knc-runtime may land there, and the
 // hooks must then pass on the GitOps fixture. The module and build caches
 // are the test's own, so that nothing is downloaded again.
 func TestPreCommitInstall(t *testing.T) {
@@ -234,7 +234,9 @@ func TestPreCommitInstall(t *testing.T) {
 	for _, e := range entries {
 		installed = append(installed, e.Name())
 	}
-	if want := []string{"knc"}; !slices.Equal(installed, want) {
+	// knc-runtime, the runtime's own binary, lands beside it: no hook
+	// runs it, and it serves nothing unless started.
+	if want := []string{"knc", "knc-runtime"}; !slices.Equal(installed, want) {
 		t.Fatalf("go install ./... put %v in GOPATH/bin, want %v: pre-commit would install them all", installed, want)
 	}
 
@@ -254,7 +256,7 @@ func TestPreCommitInstall(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("knc build . -o deploy: %v\n%s", err, out)
 	}
-	for _, id := range []string{"knc-validate", "knc-build-check", "knc-test"} {
+	for _, id := range []string{"knc-validate", "knc-build-check", "knc-test", "knc-validate-system", "knc-build-check-system", "knc-test-system"} {
 		hook, err := findHook(id)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)

@@ -21,8 +21,8 @@ type routeFlags struct {
 	event  string
 	// described is the event given as flags, as knc send takes it.
 	described eventFlags
-	output string
-	load   loadFlags
+	output    string
+	load      loadFlags
 }
 
 func newRouteCmd() *cobra.Command {
