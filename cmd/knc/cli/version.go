@@ -29,15 +29,20 @@ build inside a git work tree), else report (devel).`,
 			info := version.Get()
 			image, _ := compiler.DefaultImage(info)
 			w := cmd.OutOrStdout()
-			if output == "json" {
-				return writeJSON(w, struct {
-					version.Info
-					Image string `json:"image"`
-				}{info, image})
-			}
+			// Both forms say the same: the commit is "unknown" in each
+			// when the build does not know it.
 			commit := info.Commit
 			if commit == "" {
 				commit = "unknown"
+			}
+			if output == "json" {
+				return writeJSON(w, struct {
+					Version     string `json:"version"`
+					Commit      string `json:"commit"`
+					GoVersion   string `json:"goVersion"`
+					Image       string `json:"image"`
+					ImageDigest string `json:"imageDigest,omitempty"`
+				}{info.Version, commit, info.GoVersion, image, info.ImageDigest})
 			}
 			fmt.Fprintf(w, "knc %s\ncommit: %s\ngo: %s\nimage: %s\n", info.Version, commit, info.GoVersion, image)
 			return nil
