@@ -159,7 +159,8 @@ func (u *Unit) Name() string {
 
 // Knative counts the unit's Knative objects.
 func (u *Unit) Knative() int {
-	return len(u.Set.Brokers) + len(u.Set.Triggers) + len(u.Set.Channels) + len(u.Set.Subscriptions)
+	return len(u.Set.Brokers) + len(u.Set.Triggers) + len(u.Set.Channels) + len(u.Set.Subscriptions) +
+		len(u.Set.Sources) + len(u.Set.Sequences) + len(u.Set.Parallels)
 }
 
 // Valid reports whether no error was found; warnings leave it valid.
@@ -217,7 +218,7 @@ func emptyPaths(paths, abs []string, dir string, units []*Unit) diag.List {
 			if name == StdinPath {
 				name = StdinName
 			}
-			diags.AddWarning(diag.Pos{File: name}, "", "no Knative Eventing object (Broker, Trigger, Channel, Subscription) found here; check the path, and run with -v to list the files passed over")
+			diags.AddWarning(diag.Pos{File: name}, "", "no Knative Eventing object (Broker, Trigger, Channel, Subscription, event source, Sequence, Parallel) found here; check the path, and run with -v to list the files passed over")
 		}
 	}
 	return diags
