@@ -211,6 +211,8 @@ var cliMayImport = []string{
 	"runtime/command",
 	"runtime/engine",
 	"runtime/ingress",
+	// The admin API of kept letters, which knc dlq is a client of.
+	"runtime/kept",
 	"runtime/natsserver",
 	"runtime/router",
 	"runtime/status",
