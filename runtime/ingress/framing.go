@@ -104,34 +104,51 @@ func (c *framingConn) scan(b []byte) {
 }
 
 // headerEnd returns how many bytes of b complete the header block begun by
-// kept (the index just past its blank line), -1 when b does not.
+// kept (the index just past its blank line), -1 when b does not. It runs on
+// every read of every connection, so it copies nothing.
 func headerEnd(kept, b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
 	// The blank line may straddle what was kept and b.
-	tail := kept[max(0, len(kept)-3):]
-	joined := append(append(make([]byte, 0, len(tail)+len(b)), tail...), b...)
-	for i := 0; i < len(joined); i++ {
-		if joined[i] != '\n' {
-			continue
+	if n := len(kept); n > 0 {
+		if kept[n-1] == '\n' {
+			if b[0] == '\n' {
+				return 1
+			}
+			if len(b) > 1 && b[0] == '\r' && b[1] == '\n' {
+				return 2
+			}
 		}
-		// A line ends here; the block ends if the next line is empty.
-		rest := joined[i+1:]
-		if len(rest) > 0 && rest[0] == '\n' {
-			return i + 2 - len(tail)
-		}
-		if len(rest) > 1 && rest[0] == '\r' && rest[1] == '\n' {
-			return i + 3 - len(tail)
+		if n > 1 && kept[n-2] == '\n' && kept[n-1] == '\r' && b[0] == '\n' {
+			return 1
 		}
 	}
-	return -1
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		// A line ends at i; the block ends if the next line is empty.
+		switch rest := b[i+1:]; {
+		case len(rest) > 0 && rest[0] == '\n':
+			return i + 2
+		case len(rest) > 1 && rest[0] == '\r' && rest[1] == '\n':
+			return i + 3
+		}
+	}
 }
 
 // request reads one header block and sets up the scan of its body.
 func (c *framingConn) request(block []byte) {
 	c.scanned++
-	lines := bytes.Split(block, []byte("\n"))
 	var contentLength []byte
 	var hasLength, hasEncoding bool
-	for _, line := range lines[1:] {
+	_, rest, _ := bytes.Cut(block, []byte("\n")) // the request line
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
 		line = bytes.TrimRight(line, "\r")
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {

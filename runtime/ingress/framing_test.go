@@ -57,3 +57,29 @@ func TestHeaderEndAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFramingScan is the scan's cost per request on a keep-alive
+// connection: a binary-mode event of 1 KiB, read 4 KiB at a time.
+func BenchmarkFramingScan(b *testing.B) {
+	body := strings.Repeat("x", 1024)
+	request := "POST /brokers/ns/default HTTP/1.1\r\nHost: knc-ingress.ns.svc.cluster.local\r\nUser-Agent: Go-http-client/1.1\r\n" +
+		"Ce-Specversion: 1.0\r\nCe-Id: 0b5c7f1e-3f1c-4d3b-9f7e-1c2d3e4f5a6b\r\nCe-Source: /shop/eu\r\nCe-Type: com.example.order.created\r\n" +
+		"Ce-Time: 2024-05-06T07:08:09Z\r\nContent-Type: application/json\r\nContent-Length: 1024\r\nTraceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\n\r\n" + body
+	stream := []byte(strings.Repeat(request, 64))
+	b.SetBytes(int64(len(request)))
+	b.ReportAllocs()
+	c := &framingConn{}
+	n := 0
+	for b.Loop() {
+		if n == 0 {
+			c = &framingConn{}
+			for off := 0; off < len(stream); off += 4096 {
+				c.scan(stream[off:min(off+4096, len(stream))])
+			}
+		}
+		n = (n + 1) % 64
+	}
+	if c.scanned != 64 || c.ambiguous != 0 {
+		b.Fatalf("scanned %d requests, ambiguous %d; want 64 and 0", c.scanned, c.ambiguous)
+	}
+}
