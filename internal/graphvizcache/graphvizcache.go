@@ -34,19 +34,15 @@ import (
 // without a cache.
 const noCache = "/nonexistent/knc-graphviz-cache-disabled"
 
-var (
-	original, hadOriginal = os.LookupEnv("TMPDIR")
-	// Dir is where go-graphviz keeps its cache (in Dir/go-graphviz), or
-	// "" when it keeps none; Err says why there is none.
-	Dir, Err = choose()
-)
+var original, hadOriginal = os.LookupEnv("TMPDIR")
 
 func init() {
-	target := Dir
-	if target == "" {
-		target = noCache
+	// go-graphviz keeps its cache in dir/go-graphviz.
+	dir, err := choose()
+	if err != nil {
+		dir = noCache
 	}
-	_ = os.Setenv("TMPDIR", target)
+	_ = os.Setenv("TMPDIR", dir)
 }
 
 // Restore puts back the TMPDIR the process started with.
@@ -59,7 +55,7 @@ func Restore() {
 }
 
 // choose returns the private directory for go-graphviz's cache, creating
-// it, or an error saying why none is used.
+// it, or an error when there is none.
 func choose() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
