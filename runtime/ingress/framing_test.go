@@ -83,3 +83,24 @@ func BenchmarkFramingScan(b *testing.B) {
 		b.Fatalf("scanned %d requests, ambiguous %d; want 64 and 0", c.scanned, c.ambiguous)
 	}
 }
+
+// FuzzFramingScan holds the scan to one answer however the connection's
+// bytes are split into reads: the requests counted and the one marked
+// ambiguous are those of the whole stream read at once.
+func FuzzFramingScan(f *testing.F) {
+	f.Add([]byte("POST /a HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}POST /a HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), uint8(3))
+	f.Add([]byte("\r\n\nGET / HTTP/1.1\n\nPOST / HTTP/1.1\r\ncontent-length: 0\r\n\r\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, stream []byte, size uint8) {
+		whole := &framingConn{}
+		whole.scan(stream)
+		split := &framingConn{}
+		step := int(size%16) + 1
+		for off := 0; off < len(stream); off += step {
+			split.scan(stream[off:min(off+step, len(stream))])
+		}
+		if whole.scanned != split.scanned || whole.ambiguous != split.ambiguous {
+			t.Errorf("read whole: %d requests, ambiguous %d; read %d bytes at a time: %d, ambiguous %d",
+				whole.scanned, whole.ambiguous, step, split.scanned, split.ambiguous)
+		}
+	})
+}
