@@ -1,8 +1,14 @@
 package ingress
 
 import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -103,4 +109,46 @@ func FuzzFramingScan(f *testing.F) {
 				whole.scanned, whole.ambiguous, step, split.scanned, split.ambiguous)
 		}
 	})
+}
+
+// TestAmbiguousRequestAfterOptionsStar pipelines OPTIONS * before a
+// request with both Content-Length and Transfer-Encoding: net/http answers
+// OPTIONS * itself unless told not to, which would leave the handler one
+// request behind the scan, and the second request unrefused.
+func TestAmbiguousRequestAfterOptionsStar(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	srv := s.newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) }), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(framingListener{ln}) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("OPTIONS * HTTP/1.1\r\nHost: knc\r\n\r\n" +
+		"POST /a HTTP/1.1\r\nHost: knc\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var codes []int
+	for {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			break
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	if len(codes) != 2 || codes[1] != http.StatusBadRequest {
+		t.Errorf("answers = %v, want the second to be 400", codes)
+	}
 }

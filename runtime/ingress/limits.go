@@ -82,14 +82,18 @@ func (s *Server) newHTTPServer(h http.Handler, tlsConfig *tls.Config) *http.Serv
 			}
 			h.ServeHTTP(w, r)
 		}),
-		ConnContext:       withFramingConn,
-		ReadHeaderTimeout: l.ReadHeaderTimeout,
-		ReadTimeout:       l.ReadTimeout,
-		WriteTimeout:      l.WriteTimeout,
-		IdleTimeout:       l.IdleTimeout,
-		MaxHeaderBytes:    l.MaxHeaderBytes,
-		TLSConfig:         tlsConfig,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnContext: withFramingConn,
+		// net/http answers OPTIONS * itself, without the handler; the
+		// framing scan counts every request, so the handler must see
+		// each one, in order.
+		DisableGeneralOptionsHandler: true,
+		ReadHeaderTimeout:            l.ReadHeaderTimeout,
+		ReadTimeout:                  l.ReadTimeout,
+		WriteTimeout:                 l.WriteTimeout,
+		IdleTimeout:                  l.IdleTimeout,
+		MaxHeaderBytes:               l.MaxHeaderBytes,
+		TLSConfig:                    tlsConfig,
+		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
 
