@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -205,17 +204,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, ee.Err)
-		}
-		return ee.Code
-	}
-	fmt.Fprintf(stderr, "%s: %v\n", name, err)
-	return ExitTrouble
+	return Report(stderr, name, cmd.ExecuteContext(ctx))
 }

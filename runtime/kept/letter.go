@@ -20,9 +20,6 @@ const (
 	// ReasonDeadLetterFailed: the dead-letter sink refused it too, after
 	// its retries.
 	ReasonDeadLetterFailed = "dead-letter-failed"
-	// ReasonDeadLettered: the dead-letter sink accepted it, and the
-	// object asks for a copy (knc.dev/keep-dead-lettered: "true").
-	ReasonDeadLettered = "dead-lettered"
 )
 
 // Headers of a letter, beside the event's own (cehttp.ToNATS), its

@@ -35,13 +35,7 @@ func (a *attempt) keep(ctx context.Context, reason, failedURL string, r delivery
 		a.drop(reason)
 		return finished
 	}
-	m, err := a.letter(reason, failedURL, r)
-	if err != nil {
-		// Not expected: the event was read from what the ingress stored.
-		a.p.log.Error("dropping an event that could not be delivered nor kept", a.logAttrs("error", err)...)
-		a.drop(reason)
-		return finished
-	}
+	m := a.letter(reason, failedURL, r)
 	fresh, err := a.p.keeper.Keep(ctx, a.src.obj.Namespace, m, "kept:"+a.id.String())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -60,7 +54,7 @@ func (a *attempt) keep(ctx context.Context, reason, failedURL string, r delivery
 }
 
 // letter is the kept letter of the attempt's event.
-func (a *attempt) letter(reason, failedURL string, r delivery.Result) (*nats.Msg, error) {
+func (a *attempt) letter(reason, failedURL string, r delivery.Result) *nats.Msg {
 	// An event of the dead stage carries the knativeerror* extensions its
 	// sink was to see; the letter holds the event without them, and them
 	// in its headers. Otherwise they are what a sink would have seen.
@@ -107,7 +101,7 @@ func (a *attempt) letter(reason, failedURL string, r delivery.Result) (*nats.Msg
 		Target:      a.t.obj.Name,
 		TargetToken: a.t.token,
 	}, f, time.Now())
-	return m, nil
+	return m
 }
 
 // withoutErrorExtensions returns a copy of ev without the knativeerror*

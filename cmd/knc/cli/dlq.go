@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -183,7 +184,7 @@ data is never listed; knc dlq show prints it.`,
 				return err
 			}
 			if f.output == "json" {
-				return writeIndentedJSON(cmd.OutOrStdout(), res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			return printLetters(cmd.OutOrStdout(), res.Letters)
 		},
@@ -249,7 +250,7 @@ and its data (as text when it is UTF-8, else in base64).`,
 				return err
 			}
 			if f.output == "json" {
-				return writeIndentedJSON(cmd.OutOrStdout(), l)
+				return writeJSON(cmd.OutOrStdout(), l)
 			}
 			return printLetter(cmd.OutOrStdout(), l)
 		},
@@ -286,7 +287,7 @@ func printLetter(w io.Writer, l kept.Letter) error {
 	if !l.ReplayedAt.IsZero() {
 		line("Replayed", l.ReplayedAt.Format(time.RFC3339Nano))
 	}
-	for _, k := range sortedKeys(l.KnativeError) {
+	for _, k := range slices.Sorted(maps.Keys(l.KnativeError)) {
 		line(k, l.KnativeError[k])
 	}
 	fmt.Fprintln(&b, "Event:")
@@ -296,12 +297,12 @@ func printLetter(w io.Writer, l kept.Letter) error {
 	line("  subject", l.Event.Subject)
 	line("  time", l.Event.Time)
 	line("  content type", l.Event.ContentType)
-	for _, k := range sortedKeys(l.Event.Extensions) {
+	for _, k := range slices.Sorted(maps.Keys(l.Event.Extensions)) {
 		line("  "+k, l.Event.Extensions[k])
 	}
 	if len(l.Headers) > 0 {
 		fmt.Fprintln(&b, "Headers:")
-		for _, k := range sortedKeys(l.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(l.Headers)) {
 			line("  "+k, strings.Join(l.Headers[k], ", "))
 		}
 	}
@@ -328,15 +329,6 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func newDlqReplayCmd(f *dlqFlags) *cobra.Command {
@@ -509,10 +501,4 @@ func (f *dlqFlags) call(ctx context.Context, method, path string, in, out any) e
 		return fmt.Errorf("reading the runtime's answer to %s %s: %w", method, path, err)
 	}
 	return nil
-}
-
-func writeIndentedJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

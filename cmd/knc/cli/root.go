@@ -75,28 +75,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
+	// knc's own exit errors end as knc runtime's, shared with the
+	// runtime's own binary, do.
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "knc: %v\n", ee.err)
-		}
-		return ee.code
+		err = &command.ExitError{Code: ee.code, Err: ee.err}
 	}
-	// knc runtime's, shared with the runtime's own binary.
-	var re *command.ExitError
-	if errors.As(err, &re) {
-		if re.Err != nil {
-			fmt.Fprintf(stderr, "knc: %v\n", re.Err)
-		}
-		return re.Code
-	}
-	// Errors cobra produces itself (unknown flags, wrong argument counts) are
-	// usage errors.
-	fmt.Fprintf(stderr, "knc: %v\n", err)
-	return exitTrouble
+	return command.Report(stderr, "knc", err)
 }
 
 func newRootCmd() *cobra.Command {

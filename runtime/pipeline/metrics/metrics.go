@@ -57,7 +57,7 @@ func New(reg *prometheus.Registry) *Set {
 			"Events or deliveries given up, by reason.",
 			slices.Concat(sourceLabels, []string{"reason"})),
 		kept: newCounterVec(reg, "knc_events_kept_total",
-			"Deliveries that failed and were stored as kept letters, by reason (dead-lettered: a copy of one the dead-letter sink accepted).",
+			"Deliveries that failed and were stored as kept letters, by reason.",
 			slices.Concat(sourceLabels, []string{"reason"})),
 		attemptDuration: newHistogramVec(reg, "knc_delivery_attempt_duration_seconds",
 			"Duration of one HTTP delivery attempt, whatever its outcome.",
