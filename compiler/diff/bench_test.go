@@ -53,16 +53,15 @@ func edit(b *testing.B, file, old, new string) {
 }
 
 func side(b *testing.B, dir string) diff.Side {
-	res, err := compiler.Load(compiler.Options{Paths: []string{dir}})
+	res, err := compiler.Load(compiler.Options{Paths: []string{dir}, Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if !res.Valid() {
 		b.Fatalf("corpus does not validate: %v", res.Diagnostics[:1])
 	}
-	s, diags := diff.Prepare(res)
-	if len(diags) > 0 {
-		b.Fatal(diags)
+	if len(res.Later) > 0 || res.Table == nil {
+		b.Fatalf("corpus does not compile to one routing table: %v", res.Later)
 	}
-	return s
+	return diff.Side{Set: res.Set, Config: res.Config, Table: res.Table}
 }

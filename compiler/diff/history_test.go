@@ -332,7 +332,7 @@ func compareWithBase(t *testing.T, files map[string]string) *diff.Report {
 // current directory.
 func compare(t *testing.T, rev string, paths ...string) *diff.Report {
 	t.Helper()
-	head, err := compiler.Load(compiler.Options{Paths: paths})
+	head, err := compiler.Load(compiler.Options{Paths: paths, Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,15 +351,17 @@ func compare(t *testing.T, rev string, paths ...string) *diff.Report {
 	if !base.Result.Valid() {
 		t.Fatalf("%s does not validate:\n%v", rev, base.Result.Diagnostics)
 	}
-	hs, diags := diff.Prepare(head)
+	// The routing tables are the routes stage's, as knc diff --base
+	// reads them.
+	hs, diags := diff.PrepareUnits(head)
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
-	bs, diags := diff.Prepare(base.Result)
+	bs, diags := diff.PrepareUnits(base.Result)
 	if len(diags) > 0 {
 		t.Fatal(diags)
 	}
-	rep := diff.Compare(bs, hs)
+	rep := diff.CompareUnits(bs, hs)
 	rep.Base, rep.Head = rev, "working tree"
 	wd, err := os.Getwd()
 	if err != nil {

@@ -4,12 +4,10 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
-	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
 )
@@ -20,16 +18,6 @@ type Side struct {
 	Set    *model.Set
 	Config *project.Config
 	Table  *routing.Table
-}
-
-// Prepare compiles the routing table of a valid project. Diagnostics report
-// what the routing compiler could not compile.
-func Prepare(res *compiler.Result) (Side, diag.List) {
-	table, diags := routes.Compile(res.Set, res.Config)
-	if len(diags) > 0 {
-		return Side{}, diags.Sorted()
-	}
-	return Side{Set: res.Set, Config: res.Config, Table: table}, nil
 }
 
 // Kinds of change.

@@ -30,12 +30,19 @@ func (p *Parallel) Validate(f Features, namespace string) FieldErrors {
 		if b.Delivery != nil {
 			// Knative decodes retry as a 32-bit integer: a number out of
 			// its range fails decoding before validation.
-			if r := b.Delivery.Retry; r != nil && (*r < math.MinInt32 || *r > math.MaxInt32) {
-				errs.Add(bp+".delivery.retry", "%d is out of the range of a 32-bit integer, which Knative decodes retry as", *r)
+			retryPath := bp + ".delivery.retry"
+			r := b.Delivery.Retry
+			undecodable := r != nil && (*r < math.MinInt32 || *r > math.MaxInt32)
+			if undecodable {
+				errs.Add(retryPath, "%d is out of the range of a 32-bit integer, which Knative decodes retry as", *r)
 			}
 			var de FieldErrors
 			validateDelivery(&de, bp+".delivery", b.Delivery, rc)
 			for _, e := range de {
+				if undecodable && e.Path == retryPath {
+					// The error above already says what is wrong with it.
+					continue
+				}
 				errs.Warn(e.Path, "%s (Knative does not check a branch's delivery, but its Subscription would be refused)", e.Message)
 			}
 		}
