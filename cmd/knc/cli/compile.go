@@ -32,16 +32,14 @@ type loadFlags struct {
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.config, "config", "", "project config file (default: knc.yaml in the first path or a parent, up to the top of the git work tree)")
-	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "skip files and directories matching this path.Match `pattern`, relative to the current directory (repeatable)")
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat warnings (checks stricter than Knative's admission) as errors")
-	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "list on stderr the files and directories passed over, and the deploy units found")
 	cmd.Flags().StringVar(&f.maxInput, "max-input-bytes", "1Gi", "refuse to read more than this `QUANTITY` (such as 512Mi or 2Gi) from all files and standard input together")
 	cmd.Flags().StringVar(&f.maxAlias, "max-alias-bytes", "64Mi", "refuse YAML whose aliases add more than this `QUANTITY` (such as 16Mi) to all documents read together")
-	f.cue.register(cmd)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		f.stdin, f.stderr = cmd.InOrStdin(), cmd.ErrOrStderr()
+		if err := f.readGlobal(cmd); err != nil {
+			return err
+		}
 		if err := f.cue.parse(cmd); err != nil {
 			return err
 		}
@@ -60,6 +58,25 @@ func (f *loadFlags) register(cmd *cobra.Command) {
 		}
 		return nil
 	}
+}
+
+// readGlobal reads the root's persistent flags (global_flags.go) from the
+// command's merged flag set.
+func (f *loadFlags) readGlobal(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	var errs []error
+	get := func(err error) { errs = append(errs, err) }
+	var err error
+	f.config, err = fl.GetString(flagConfig)
+	get(err)
+	f.exclude, err = fl.GetStringArray(flagExclude)
+	get(err)
+	f.strict, err = fl.GetBool(flagStrict)
+	get(err)
+	f.verbose, err = fl.GetBool(flagVerbose)
+	get(err)
+	// A flag missing here is a command built outside the root, a bug.
+	return errors.Join(errs...)
 }
 
 // compile runs the compiler's pipeline over paths, as far as more asks:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,15 +15,7 @@ import (
 // cueLimitFlags bound every CUE evaluation of a command: each CUE
 // manifest, each plugin's load and render, and the policies.
 type cueLimitFlags struct {
-	timeout time.Duration
-	memory  string
-	limits  cuelimit.Limits
-}
-
-func (f *cueLimitFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.DurationVar(&f.timeout, "cue-timeout", cuelimit.Default.Timeout, "stop a CUE evaluation (a .cue manifest, a plugin, the policies) after this `DURATION`, as an error")
-	fl.StringVar(&f.memory, "cue-memory", "2Gi", "stop a CUE evaluation when it grows memory by this `QUANTITY` (such as 512Mi), as an error")
+	limits cuelimit.Limits
 }
 
 // policyAliases are the flags that bounded policies alone, before the
@@ -36,32 +27,46 @@ var policyAliases = map[string]string{"policy-timeout": "cue-timeout", "policy-m
 // working, for the commands that check policies.
 func (f *cueLimitFlags) registerPolicyAliases(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.DurationVar(&f.timeout, "policy-timeout", cuelimit.Default.Timeout, "the same as --cue-timeout")
-	fl.StringVar(&f.memory, "policy-memory", "2Gi", "the same as --cue-memory")
+	fl.Duration("policy-timeout", cuelimit.Default.Timeout, "the same as --cue-timeout")
+	fl.String("policy-memory", "2Gi", "the same as --cue-memory")
 	for alias := range policyAliases {
 		_ = fl.MarkHidden(alias)
 	}
 }
 
-// parse checks the flags once they are set.
+// parse checks the flags once they are set: --cue-timeout and --cue-memory
+// from the root, or a deprecated alias the command has, when it is given
+// and the flag it stands for is not.
 func (f *cueLimitFlags) parse(cmd *cobra.Command) error {
+	fl := cmd.Flags()
 	for _, alias := range slices.Sorted(maps.Keys(policyAliases)) {
-		if cmd.Flags().Changed(alias) {
+		if fl.Changed(alias) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "knc: warning: --%s is deprecated: use --%s, which bounds CUE manifests and plugins too\n", alias, policyAliases[alias])
 		}
 	}
-	name := "--cue-memory"
-	if cmd.Flags().Changed("policy-memory") && !cmd.Flags().Changed("cue-memory") {
-		name = "--policy-memory"
+	timeoutFlag, memoryFlag := flagCUETimeout, flagCUEMemory
+	if fl.Changed("policy-timeout") && !fl.Changed(flagCUETimeout) {
+		timeoutFlag = "policy-timeout"
 	}
-	q, err := resource.ParseQuantity(f.memory)
+	if fl.Changed("policy-memory") && !fl.Changed(flagCUEMemory) {
+		memoryFlag = "policy-memory"
+	}
+	timeout, err := fl.GetDuration(timeoutFlag)
+	if err != nil {
+		return err
+	}
+	memory, err := fl.GetString(memoryFlag)
+	if err != nil {
+		return err
+	}
+	q, err := resource.ParseQuantity(memory)
 	if err != nil || q.Sign() <= 0 {
-		return usageError("%s %q: want a quantity such as 512Mi or 2Gi", name, f.memory)
+		return usageError("--%s %q: want a quantity such as 512Mi or 2Gi", memoryFlag, memory)
 	}
-	if f.timeout <= 0 {
-		return usageError("--cue-timeout %s: want a positive duration such as 30s", f.timeout)
+	if timeout <= 0 {
+		return usageError("--%s %s: want a positive duration such as 30s", timeoutFlag, timeout)
 	}
-	f.limits = cuelimit.Limits{Timeout: f.timeout, Memory: uint64(q.Value())}
+	f.limits = cuelimit.Limits{Timeout: timeout, Memory: uint64(q.Value())}
 	return nil
 }
 

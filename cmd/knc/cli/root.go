@@ -97,6 +97,7 @@ embedded NATS JetStream server.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	registerGlobalFlags(root)
 	root.AddCommand(
 		newVersionCmd(),
 		newSendCmd(),

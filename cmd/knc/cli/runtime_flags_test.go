@@ -19,7 +19,7 @@ func TestFlagsAreTheRuntimeTable(t *testing.T) {
 		cmd   runtimeconfig.Command
 		flags *pflag.FlagSet
 	}{
-		{runtimeconfig.Run, newRunCmd().Flags()},
+		{runtimeconfig.Run, runCommandFlags(t)},
 		{runtimeconfig.Runtime, command.NewCommand("runtime").Flags()},
 	}
 	for _, c := range commands {
@@ -48,6 +48,20 @@ func TestFlagsAreTheRuntimeTable(t *testing.T) {
 	if !slices.IsSortedFunc(runtimeconfig.Fields, func(a, b runtimeconfig.Field) int { return cmpString(a.Flag, b.Flag) }) {
 		t.Error("the table's rows are not sorted by flag")
 	}
+}
+
+// runCommandFlags are the flags knc run takes: its own and the root's global
+// flags it inherits.
+func runCommandFlags(t *testing.T) *pflag.FlagSet {
+	t.Helper()
+	run, _, err := newRootCmd().Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	flags.AddFlagSet(run.LocalFlags())
+	flags.AddFlagSet(run.InheritedFlags())
+	return flags
 }
 
 func cmpString(a, b string) int {
