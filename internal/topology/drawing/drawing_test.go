@@ -82,11 +82,15 @@ func TestDrawingIsTheInProcessLayout(t *testing.T) {
 	}{
 		{"svg",
 			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error { return WriteSVG(ctx, b, g) },
-			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error { return layout.WriteSVGContext(ctx, b, g) },
+			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error {
+				return layout.WriteSVGContext(ctx, b, g)
+			},
 			"<svg"},
 		{"png",
 			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error { return WritePNG(ctx, b, g) },
-			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error { return layout.WritePNGContext(ctx, b, g) },
+			func(ctx context.Context, b *bytes.Buffer, g *topology.Graph) error {
+				return layout.WritePNGContext(ctx, b, g)
+			},
 			"\x89PNG"},
 	} {
 		t.Run(tt.format, func(t *testing.T) {
