@@ -21,8 +21,11 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 VERSION_PKG := github.com/knc-dev/knc/internal/version
 LDFLAGS := -s -w -buildid= -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
+# knc-draw, which lays out knc graph's and knc run's drawings, goes beside
+# knc, where knc looks for it first.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(KNC) ./cmd/knc
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/knc-draw ./cmd/knc-draw
 
 # image writes knc's runtime image for IMAGE_PLATFORMS as an OCI image
 # layout in IMAGE_DIR, without a container daemon (hack/image, on

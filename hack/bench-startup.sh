@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Measures what Graphviz costs every knc process: go-graphviz compiles its
-# WebAssembly module to machine code when knc starts, whatever the command,
-# and keeps the code under $TMPDIR/go-graphviz. Each command runs cold (a
-# TMPDIR that does not exist, as in a container without a writable /tmp:
-# nothing is read or kept) and warm (a cache filled by a run before), and
-# the median wall time, CPU time and peak RSS of each is printed.
+# Measures what starting knc costs each command. go-graphviz compiles its
+# WebAssembly module to machine code in every process that links it, so
+# only knc-draw links it, and knc runs knc-draw (beside it in bin/) only
+# to lay out a drawing. Each command runs cold (a TMPDIR that does not
+# exist, as in a container without a writable /tmp: nothing is read or
+# kept) and warm (a cache filled by a run before), and the median wall
+# time, CPU time and peak RSS of each is printed.
 #
 # usage: hack/bench-startup.sh [RUNS]   (default 5)
 #
@@ -19,6 +20,7 @@ trap 'rm -rf "$work"' EXIT
 
 go build -o "$bin/knc" ./cmd/knc
 go build -o "$bin/knc-runtime" ./cmd/knc-runtime
+go build -o "$bin/knc-draw" ./cmd/knc-draw
 # The floor: a Go program that prints a line.
 mkdir -p "$work/hello"
 printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"

@@ -4,11 +4,6 @@ package main
 import (
 	"os"
 
-	// The runtime image has no CA bundle of its own: the roots knc trusts
-	// when the system has none (HTTPS subscribers, an external NATS) are
-	// built in.
-	_ "golang.org/x/crypto/x509roots/fallback"
-
 	"github.com/knc-dev/knc/cmd/knc/cli"
 )
 

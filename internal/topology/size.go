@@ -32,9 +32,9 @@ var ErrTooLargeToLayOut = errors.New("too large to lay out")
 // ErrLayoutStopped is returned when the context of a layout is done
 // before the layout: the program is being stopped, the client left, or
 // the time given to the layout ran out. Graphviz runs as WebAssembly
-// that cannot be interrupted, so the layout itself goes on to its end;
-// what bounds it is the size of the graph, and a command that stops
-// exits, which ends it.
+// that cannot be interrupted: internal/topology/drawing runs it in a
+// process of its own, which it kills; a layout in the process itself
+// (internal/topology/layout, in tests) goes on to its end.
 var ErrLayoutStopped = errors.New("the layout was stopped")
 
 // CheckSize refuses a graph larger than is laid out.

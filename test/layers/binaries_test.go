@@ -32,7 +32,27 @@ var notInTheRuntime = []string{
 }
 
 // binaries are the commands knc ships.
-var binaries = []string{"./cmd/knc", "./cmd/knc-runtime"}
+var binaries = []string{"./cmd/knc", "./cmd/knc-runtime", "./cmd/knc-draw"}
+
+// drawingOnly is what only knc-draw links: Graphviz, whose WebAssembly
+// module is compiled at every start of a binary that links it.
+var drawingOnly = []string{
+	"github.com/goccy/go-graphviz",
+	module + "/internal/graphvizcache",
+	module + "/internal/topology/layout",
+}
+
+// notInTheDrawer are what knc-draw must not link: it lays out DOT, and
+// needs neither the compiler nor the runtime.
+var notInTheDrawer = []string{
+	"cuelang.org/",
+	"sigs.k8s.io/kustomize/",
+	"github.com/nats-io/",
+	"k8s.io/client-go",
+	module + "/compiler",
+	module + "/runtime",
+	module + "/plugins",
+}
 
 // linked returns the packages of deps that start with one of prefixes, a
 // prefix that ends in a letter matching a whole path element.
@@ -73,6 +93,32 @@ func TestRuntimeBinaryLinksOnlyTheRuntime(t *testing.T) {
 	}
 	if bad := linked(p[0].Deps, notInTheRuntime); len(bad) > 0 {
 		t.Errorf("knc-runtime links %s; the runtime's binary carries the runtime only", strings.Join(bad, ", "))
+	}
+}
+
+// TestOnlyTheDrawerLinksGraphviz fails when a binary other than
+// knc-draw links Graphviz, or when knc-draw links more than it draws
+// with.
+func TestOnlyTheDrawerLinksGraphviz(t *testing.T) {
+	for _, bin := range binaries {
+		p := list(t, bin)
+		if len(p) != 1 {
+			t.Fatalf("go list %s: %d packages", bin, len(p))
+		}
+		if bin == "./cmd/knc-draw" {
+			for _, want := range drawingOnly {
+				if len(linked(p[0].Deps, []string{want})) == 0 {
+					t.Errorf("knc-draw does not link %s: it is what lays out drawings", want)
+				}
+			}
+			if bad := linked(p[0].Deps, notInTheDrawer); len(bad) > 0 {
+				t.Errorf("knc-draw links %s; it lays out DOT and needs neither the compiler nor the runtime", strings.Join(bad, ", "))
+			}
+			continue
+		}
+		if bad := linked(p[0].Deps, drawingOnly); len(bad) > 0 {
+			t.Errorf("%s links %s; only knc-draw may, since every start of a binary that links Graphviz compiles its WebAssembly module", bin, strings.Join(bad, ", "))
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/internal/topology/layout"
+	"github.com/knc-dev/knc/internal/topology/drawing"
 )
 
 func newGraphCmd() *cobra.Command {
@@ -145,9 +145,9 @@ func writeGraph(ctx context.Context, w io.Writer, format string, g *topology.Gra
 	case "dot":
 		err = topology.WriteDOT(bw, g)
 	case "svg":
-		err = layout.WriteSVGContext(ctx, bw, g)
+		err = drawing.WriteSVG(ctx, bw, g)
 	case "png":
-		err = layout.WritePNGContext(ctx, bw, g)
+		err = drawing.WritePNG(ctx, bw, g)
 	default:
 		err = topology.WriteMermaid(bw, g)
 	}

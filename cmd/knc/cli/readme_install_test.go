@@ -96,23 +96,29 @@ func TestREADMEInstallCommands(t *testing.T) {
 			if !strings.Contains(string(out), "knc v"+version[1]) {
 				t.Errorf("./knc version did not run the installed knc; output:\n%s", out)
 			}
+			if _, err := os.Stat(dir + "/knc-draw"); err != nil {
+				t.Errorf("knc-draw was not unpacked beside knc, where knc graph looks for it: %v", err)
+			}
 		})
 	}
 }
 
-// knownKncArchive is a release archive whose knc is a script printing
-// line.
+// knownKncArchive is a release archive whose knc (and knc-draw) is a
+// script printing line.
 func knownKncArchive(t *testing.T, line string) []byte {
 	t.Helper()
 	script := []byte("#!/bin/sh\necho '" + line + "'\n")
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	if err := tw.WriteHeader(&tar.Header{Name: "knc", Mode: 0o755, Size: int64(len(script))}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(script); err != nil {
-		t.Fatal(err)
+	// knc-draw, which lays out drawings, comes in the same archive.
+	for _, name := range []string{"knc", "knc-draw"} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(script))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(script); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)

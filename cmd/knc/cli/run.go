@@ -20,7 +20,7 @@ import (
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/internal/topology"
-	"github.com/knc-dev/knc/internal/topology/layout"
+	"github.com/knc-dev/knc/internal/topology/drawing"
 	"github.com/knc-dev/knc/runtime/command"
 	"github.com/knc-dev/knc/runtime/engine"
 )
@@ -144,7 +144,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	var eng *engine.Engine
-	if err := command.ServeUI(&opts, c, func() *engine.Engine { return eng }, graphs.of, layout.WriteSVGContext); err != nil {
+	if err := command.ServeUI(&opts, c, func() *engine.Engine { return eng }, graphs.of, drawing.WriteSVG); err != nil {
 		return err
 	}
 	tc, err := command.TracingConfig(c)

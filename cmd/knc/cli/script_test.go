@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	drawcli "github.com/knc-dev/knc/cmd/knc-draw/cli"
 	"github.com/knc-dev/knc/internal/parallel"
 )
 
@@ -25,6 +26,9 @@ func TestMain(m *testing.M) {
 		// cancelled context, so that `kill -INT` in a script stops a
 		// server cleanly.
 		"knc": func() { os.Exit(Main()) },
+		// knc-draw lays out knc graph's and knc run's drawings; knc
+		// finds it on the scripts' PATH.
+		"knc-draw": func() { os.Exit(drawcli.Main()) },
 		// knc-panicking is knc with a bug: it panics inside the
 		// command boundary, while a compile runs on many goroutines.
 		"knc-panicking": func() {

@@ -42,6 +42,36 @@ func WriteSVGContext(ctx context.Context, w io.Writer, g *topology.Graph) error 
 	return err
 }
 
+// Format is an output format of LayOutDOT.
+type Format string
+
+// The formats LayOutDOT writes.
+const (
+	SVG Format = "svg"
+	PNG Format = "png"
+)
+
+// LayOutDOT lays out a drawing given as the DOT topology.WriteDOT wrote,
+// and writes it in format to w: what knc-draw does for knc's commands.
+func LayOutDOT(w io.Writer, dot []byte, format Format) error {
+	var out bytes.Buffer
+	switch format {
+	case SVG:
+		if err := layOut(&out, dot, graphviz.SVG); err != nil {
+			return err
+		}
+		_, err := w.Write(bytes.ReplaceAll(out.Bytes(), []byte(`font-family="`+topology.FontFamily+`"`), []byte(`font-family="`+svgFontFamily+`"`)))
+		return err
+	case PNG:
+		if err := layOut(&out, dot, graphviz.PNG); err != nil {
+			return err
+		}
+		_, err := w.Write(out.Bytes())
+		return err
+	}
+	return fmt.Errorf("unknown format %q: want svg or png", format)
+}
+
 // svgFontFamily is the font of the SVG's text: Verdana, whose widths the
 // boxes were sized by, or else a face of like width, not the viewer's
 // default serif.
