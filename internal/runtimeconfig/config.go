@@ -2,9 +2,10 @@ package runtimeconfig
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Config is the runtime's configuration: the flags of knc run and knc
@@ -82,7 +83,7 @@ func New(cmd Command) *Config {
 		if f.Bind == nil || f.Commands&cmd == 0 {
 			continue
 		}
-		if err := set(f.Bind(c), f.DefaultFor(cmd), true); err != nil {
+		if err := set(f, c, f.DefaultFor(cmd)); err != nil {
 			panic(fmt.Sprintf("runtimeconfig: the default %q of --%s: %v", f.DefaultFor(cmd), f.Flag, err))
 		}
 	}
@@ -101,13 +102,14 @@ func (c *Config) MarkGiven(flag string) {
 	c.given[flag] = true
 }
 
-// Set sets flag's setting from its text, as the flag reads it.
+// Set sets flag's setting from its text, as the flag reads it when it is
+// given once.
 func (c *Config) Set(flag, value string) error {
 	f, ok := Lookup(flag)
 	if !ok || f.Bind == nil {
 		return fmt.Errorf("--%s is no setting of the runtime", flag)
 	}
-	if err := set(f.Bind(c), value, false); err != nil {
+	if err := set(f, c, value); err != nil {
 		return fmt.Errorf("--%s %q: %w", flag, value, err)
 	}
 	c.MarkGiven(flag)
@@ -159,7 +161,7 @@ func (c *Config) FromEnvironment(cmd Command, lookup func(string) (string, bool)
 		if !ok || v == "" {
 			continue
 		}
-		if err := set(f.Bind(c), v, true); err != nil {
+		if err := set(f, c, v); err != nil {
 			errs = append(errs, fmt.Sprintf("$%s (of --%s) %q: %v", f.ConfigMapKey, f.Flag, v, err))
 			continue
 		}
@@ -171,79 +173,55 @@ func (c *Config) FromEnvironment(cmd Command, lookup func(string) (string, bool)
 	return nil
 }
 
-// set parses text into p, a field that Bind returned. replace makes a
-// list or map start again rather than add to what it holds.
-func set(p any, text string, replace bool) error {
-	switch p := p.(type) {
-	case *string:
-		*p = text
-	case *bool:
-		v, err := strconv.ParseBool(text)
-		if err != nil {
-			return err
-		}
-		*p = v
-	case *int:
-		v, err := strconv.ParseInt(text, 0, strconv.IntSize)
-		if err != nil {
-			return err
-		}
-		*p = int(v)
-	case *int64:
-		v, err := strconv.ParseInt(text, 0, 64)
-		if err != nil {
-			return err
-		}
-		*p = v
-	case *float32:
-		v, err := strconv.ParseFloat(text, 32)
-		if err != nil {
-			return err
-		}
-		*p = float32(v)
-	case *float64:
-		v, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			return err
-		}
-		*p = v
-	case *time.Duration:
-		v, err := time.ParseDuration(text)
-		if err != nil {
-			return err
-		}
-		*p = v
-	case *[]string:
-		if replace {
+// set parses text into the field of c that f binds, as its flag reads it
+// when it is given once on the command line: a list or map holds what
+// text lists, not what it held before.
+func set(f Field, c *Config, text string) error {
+	fl := pflag.NewFlagSet(f.Flag, pflag.ContinueOnError)
+	f.AddFlag(fl, c, "")
+	if text == "[]" {
+		// The help prints an empty list or map so; the flags read it
+		// as one element "[]".
+		switch p := f.Bind(c).(type) {
+		case *[]string:
 			*p = nil
-		}
-		*p = append(*p, list(text)...)
-	case *map[string]string:
-		if replace {
+			return nil
+		case *map[string]string:
 			*p = nil
+			return nil
 		}
-		for _, pair := range list(text) {
-			k, v, ok := strings.Cut(pair, "=")
-			if !ok {
-				return fmt.Errorf("%q is not NAME=VALUE", pair)
-			}
-			if *p == nil {
-				*p = map[string]string{}
-			}
-			(*p)[k] = v
-		}
-	default:
-		return fmt.Errorf("a field of type %T", p)
 	}
-	return nil
+	return fl.Set(f.Flag, text)
 }
 
-// list splits a comma-separated list; "[]", as the help prints an empty
-// one, is empty.
-func list(text string) []string {
-	text = strings.TrimSuffix(strings.TrimPrefix(text, "["), "]")
-	if text == "" {
-		return nil
+// AddFlag gives fl the flag of f, with usage, which sets the field of c
+// that f binds: the table's type is the flag's.
+func (f Field) AddFlag(fl *pflag.FlagSet, c *Config, usage string) {
+	name := f.Flag
+	switch p := f.Bind(c).(type) {
+	case *string:
+		fl.StringVar(p, name, *p, usage)
+	case *bool:
+		fl.BoolVar(p, name, *p, usage)
+	case *int:
+		fl.IntVar(p, name, *p, usage)
+	case *int64:
+		fl.Int64Var(p, name, *p, usage)
+	case *float32:
+		fl.Float32Var(p, name, *p, usage)
+	case *float64:
+		fl.Float64Var(p, name, *p, usage)
+	case *time.Duration:
+		fl.DurationVar(p, name, *p, usage)
+	case *[]string:
+		if f.Type == "stringArray" {
+			fl.StringArrayVar(p, name, *p, usage)
+		} else {
+			fl.StringSliceVar(p, name, *p, usage)
+		}
+	case *map[string]string:
+		fl.StringToStringVar(p, name, *p, usage)
+	default:
+		panic(fmt.Sprintf("runtimeconfig: --%s binds a %T", f.Flag, p))
 	}
-	return strings.Split(text, ",")
 }

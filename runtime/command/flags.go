@@ -1,11 +1,9 @@
 package command
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,33 +19,7 @@ func RegisterFlags(fl *pflag.FlagSet, cmd runtimeconfig.Command, c *runtimeconfi
 		if f.Commands&cmd == 0 || f.Bind == nil {
 			continue
 		}
-		name, usage := f.Flag, f.UsageFor(cmd)
-		switch p := f.Bind(c).(type) {
-		case *string:
-			fl.StringVar(p, name, *p, usage)
-		case *bool:
-			fl.BoolVar(p, name, *p, usage)
-		case *int:
-			fl.IntVar(p, name, *p, usage)
-		case *int64:
-			fl.Int64Var(p, name, *p, usage)
-		case *float32:
-			fl.Float32Var(p, name, *p, usage)
-		case *float64:
-			fl.Float64Var(p, name, *p, usage)
-		case *time.Duration:
-			fl.DurationVar(p, name, *p, usage)
-		case *[]string:
-			if f.Type == "stringArray" {
-				fl.StringArrayVar(p, name, *p, usage)
-			} else {
-				fl.StringSliceVar(p, name, *p, usage)
-			}
-		case *map[string]string:
-			fl.StringToStringVar(p, name, *p, usage)
-		default:
-			panic(fmt.Sprintf("command: --%s binds a %T", f.Flag, p))
-		}
+		f.AddFlag(fl, c, f.UsageFor(cmd))
 	}
 }
 
