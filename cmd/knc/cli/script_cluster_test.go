@@ -79,6 +79,8 @@ func cmdKubeAPIServer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("NS", ns.Name)
 }
 
+var aggregating sync.Mutex
+
 // cmdKubeApply builds a kustomize directory and server-side applies it as
 // Flux's kustomize-controller does: kubeapply DIR.
 func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
@@ -93,6 +95,10 @@ func cmdKubeApply(ts *testscript.TestScript, neg bool, args []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ts.Check(applier.Apply(ctx, objs, kubetest.ApplyOptions{FieldManager: "kustomize-controller"}))
+	// The aggregated ClusterRoles are cluster-wide: scripts running in
+	// parallel would conflict updating them.
+	aggregating.Lock()
+	defer aggregating.Unlock()
 	_, err = env.AggregateClusterRoles(ctx)
 	ts.Check(err)
 }
