@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +47,7 @@ func pruneByInventory(ctx context.Context, c *Cluster, name string, objs []*unst
 	}
 	entries, _, err := unstructured.NestedSlice(ks.Object, "status", "inventory", "entries")
 	if err != nil {
-		return nil, fmt.Errorf("Flux Kustomization %s: status.inventory.entries: %w", name, err)
+		return nil, fmt.Errorf("the inventory of Flux Kustomization %s: status.inventory.entries: %w", name, err)
 	}
 	have := outputKeys(objs)
 	var prune []*unstructured.Unstructured
@@ -56,22 +55,22 @@ func pruneByInventory(ctx context.Context, c *Cluster, name string, objs []*unst
 		m, _ := e.(map[string]any)
 		id, _ := m["id"].(string)
 		version, _ := m["v"].(string)
-		obj, err := object.ParseObjMetadata(id)
+		obj, err := parseInventoryID(id)
 		if err != nil {
-			return nil, fmt.Errorf("Flux Kustomization %s: status.inventory.entries: %w", name, err)
+			return nil, fmt.Errorf("the inventory of Flux Kustomization %s: status.inventory.entries: %w", name, err)
 		}
-		if have[objectKey{obj.GroupKind.Group, obj.GroupKind.Kind, obj.Namespace, obj.Name}] {
+		if have[obj] {
 			continue
 		}
-		gvk := obj.GroupKind.WithVersion(version)
-		ri, served, err := resourceFor(c, gvk, obj.Namespace)
+		gvk := schema.GroupVersionKind{Group: obj.group, Version: version, Kind: obj.kind}
+		ri, served, err := resourceFor(c, gvk, obj.namespace)
 		if err != nil {
 			return nil, err
 		}
 		if !served {
 			continue
 		}
-		live, err := ri.Get(ctx, obj.Name, metav1.GetOptions{})
+		live, err := ri.Get(ctx, obj.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -81,6 +80,28 @@ func pruneByInventory(ctx context.Context, c *Cluster, name string, objs []*unst
 		prune = append(prune, live)
 	}
 	return prune, nil
+}
+
+// parseInventoryID reads the id of an entry of a Flux inventory:
+// NAMESPACE_NAME_GROUP_KIND, with an empty namespace for a cluster-scoped
+// object, an empty group for the core group, and each colon of the name
+// (RBAC names have them) written as two underscores. Namespaces, groups and
+// kinds have no underscore, so the namespace ends at the first one and the
+// kind and group start after the last two.
+func parseInventoryID(id string) (objectKey, error) {
+	ns, rest, ok := strings.Cut(id, "_")
+	if !ok {
+		return objectKey{}, fmt.Errorf("inventory id %q is not NAMESPACE_NAME_GROUP_KIND", id)
+	}
+	rest, kind, ok := cutLast(rest, "_")
+	if !ok || kind == "" {
+		return objectKey{}, fmt.Errorf("inventory id %q is not NAMESPACE_NAME_GROUP_KIND", id)
+	}
+	name, group, ok := cutLast(rest, "_")
+	if !ok || name == "" {
+		return objectKey{}, fmt.Errorf("inventory id %q is not NAMESPACE_NAME_GROUP_KIND", id)
+	}
+	return objectKey{group: group, kind: kind, namespace: ns, name: strings.ReplaceAll(name, "__", ":")}, nil
 }
 
 // pruneByLabels lists, in the namespaces of the output (cluster-wide for
