@@ -120,7 +120,7 @@ func BuildStatus(objs []*unstructured.Unstructured, scope Scope) *Status {
 	}
 	for _, r := range scope.Objects {
 		if !found[r] {
-			all = append(all, Object{APIVersion: r.Group + "/" + knative.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Reason: "NotFound", Message: "in the build, not in the cluster", Missing: true})
+			all = append(all, Object{APIVersion: r.Group + "/" + knative.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Reason: "NotFound", Message: "in the build, not in the cluster", Missing: true, parent: scope.parents[r]})
 		}
 	}
 	return tree(all)

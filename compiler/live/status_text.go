@@ -1,8 +1,10 @@
 package live
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -16,7 +18,10 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		_, err := fmt.Fprintln(w, "No Knative objects found.")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The table is written to a buffer so that the padding of an empty
+	// last column can be trimmed.
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tNAME\tREADY\tREASON\tAGE\tADDRESS OR MESSAGE")
 	row := func(o Object, branch string) {
 		ready := o.Ready
@@ -38,7 +43,13 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d of %d not ready.\n", s.NotReady, s.Total)
+	var out strings.Builder
+	for l := range strings.Lines(buf.String()) {
+		out.WriteString(strings.TrimRight(l, " \n"))
+		out.WriteByte('\n')
+	}
+	fmt.Fprintf(&out, "\n%d of %d not ready.\n", s.NotReady, s.Total)
+	_, err := io.WriteString(w, out.String())
 	return err
 }
 

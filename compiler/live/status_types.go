@@ -85,6 +85,9 @@ type Scope struct {
 	// the Knative objects of a build: the namespaces read are theirs,
 	// and an object the cluster lacks is reported Missing.
 	Objects []Ref
+	// parents are the Brokers and Channels of the Triggers and
+	// Subscriptions among Objects, for placing one the cluster lacks.
+	parents map[Ref]parent
 }
 
 // statusKind is a kind whose status knc reads.
@@ -121,20 +124,31 @@ func kindRank(kind string) int {
 	return len(statusKinds)
 }
 
-// BuildRefs names the Knative objects of a build whose status knc reads:
-// those of every deploy unit.
-func BuildRefs(res *compiler.Result) []Ref {
+// BuildScope is the scope of a build's status: the Knative objects of
+// every deploy unit, with the Broker of each Trigger and the Channel of
+// each Subscription, so that one the cluster lacks is shown where it
+// belongs.
+func BuildScope(res *compiler.Result) Scope {
 	seen := map[Ref]bool{}
-	var refs []Ref
+	scope := Scope{parents: map[Ref]parent{}}
 	for _, e := range res.Set.Entries {
 		if e.Object == nil || kindRank(e.Key.Kind) == len(statusKinds) {
 			continue
 		}
 		r := RefOf(e.Key)
-		if !seen[r] {
-			seen[r] = true
-			refs = append(refs, r)
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		scope.Objects = append(scope.Objects, r)
+		switch o := e.Object.(type) {
+		case *model.Trigger:
+			scope.parents[r] = parent{knative.KindBroker, o.Spec.Broker}
+		case *model.Subscription:
+			if o.Spec.Channel.Kind == knative.KindChannel {
+				scope.parents[r] = parent{knative.KindChannel, o.Spec.Channel.Name}
+			}
 		}
 	}
-	return refs
+	return scope
 }

@@ -88,11 +88,11 @@ func runStatus(cmd *cobra.Command, f *statusFlags, args []string) error {
 		scope.Namespaces = []string{f.namespace}
 	}
 	if !f.allNamespaces && f.namespace == "" {
-		refs, err := buildObjects(cmd, &f.load, args)
+		built, err := buildScope(cmd, &f.load, args)
 		if err != nil {
 			return err
 		}
-		scope.Objects = refs
+		scope = built
 	}
 	c, err := f.cluster.connect()
 	if err != nil {
@@ -152,22 +152,22 @@ func writeStatus(w io.Writer, format string, st *live.Status) error {
 	return st.WriteText(w, time.Now())
 }
 
-// buildObjects compiles the repository at paths and names its Knative
+// buildScope compiles the repository at paths and names its Knative
 // objects, whose status is read. Manifests that do not validate are
 // trouble: what they would deploy is unknown.
-func buildObjects(cmd *cobra.Command, f *loadFlags, paths []string) ([]live.Ref, error) {
+func buildScope(cmd *cobra.Command, f *loadFlags, paths []string) (live.Scope, error) {
 	res, err := f.compile(cmd.Context(), paths, compiler.Options{})
 	if res == nil {
-		return nil, err
+		return live.Scope{}, err
 	}
 	if !res.Valid() {
 		stderr := cmd.ErrOrStderr()
 		fmt.Fprintln(stderr, "knc: the manifests do not validate:")
 		printDiagnostics(stderr, res.Diagnostics)
-		return nil, silentExit(exitTrouble)
+		return live.Scope{}, silentExit(exitTrouble)
 	}
 	if err != nil {
-		return nil, err
+		return live.Scope{}, err
 	}
-	return live.BuildRefs(res), nil
+	return live.BuildScope(res), nil
 }
