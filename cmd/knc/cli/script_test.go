@@ -79,6 +79,7 @@ func TestScript(t *testing.T) {
 			"kubewaitcondition":    cmdKubeWaitCondition,
 			"kuberesourceversions": cmdKubeResourceVersions,
 			"expand":               cmdExpand,
+			"exitcode":             cmdExitCode,
 		},
 	})
 }
