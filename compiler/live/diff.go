@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"context"
 	"errors"
 	"fmt"
@@ -319,13 +320,21 @@ func redactSecrets(before, after *unstructured.Unstructured) {
 			return nil
 		}
 		out := map[string]any{}
-		for _, field := range []string{"data", "stringData"} {
-			m, _, _ := unstructured.NestedMap(o.Object, field)
-			for k, v := range m {
-				out[k] = v
-			}
-			delete(o.Object, field)
+		data, _, _ := unstructured.NestedMap(o.Object, "data")
+		for k, v := range data {
+			out[k] = v
 		}
+		// stringData is what the API server merges into data, encoded:
+		// it is compared in that form.
+		plain, _, _ := unstructured.NestedMap(o.Object, "stringData")
+		for k, v := range plain {
+			if s, ok := v.(string); ok {
+				v = base64.StdEncoding.EncodeToString([]byte(s))
+			}
+			out[k] = v
+		}
+		delete(o.Object, "data")
+		delete(o.Object, "stringData")
 		return out
 	}
 	old, next := values(before), values(after)
