@@ -3,12 +3,13 @@ package live
 import (
 	"bytes"
 	"cmp"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -277,10 +278,29 @@ func dryRun(ctx context.Context, c *Cluster, o *unstructured.Unstructured, field
 			return a, fmt.Errorf("dry run of %s: %w", describe(o), err)
 		}
 		a.rejected = err.Error()
+		if o.GetKind() == "Secret" {
+			a.rejected = secretRejection(status.Status())
+		}
 		return a, nil
 	}
 	a.after = got
 	return a, nil
+}
+
+// secretRejection says why the API server refused a Secret without its
+// message, which may quote the data: the reason and the fields.
+func secretRejection(st metav1.Status) string {
+	msg := "refused (" + string(st.Reason) + ")"
+	if st.Details != nil {
+		var fields []string
+		for _, c := range st.Details.Causes {
+			fields = append(fields, c.Field+": "+string(c.Type))
+		}
+		if len(fields) > 0 {
+			msg += ": " + strings.Join(fields, "; ")
+		}
+	}
+	return msg + "; the API server's message is not shown, as it may quote the Secret's data"
 }
 
 // isUnreachable tells the errors that say nothing of the object.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -38,5 +39,20 @@ func TestRedactSecrets(t *testing.T) {
 	redactSecrets(pruned, nil)
 	if diff := cmp.Diff(map[string]any{"token": "(redacted)"}, pruned.Object["data"]); diff != "" {
 		t.Errorf("pruned data (-want +got):\n%s", diff)
+	}
+}
+
+// TestSecretRejection keeps the API server's message, which may quote a
+// value, out of what is said of a refused Secret.
+func TestSecretRejection(t *testing.T) {
+	st := metav1.Status{
+		Reason:  metav1.StatusReasonInvalid,
+		Message: `Secret "credentials" is invalid: data[password]: Invalid value: "hunter2": not allowed`,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "data[password]", Message: `Invalid value: "hunter2"`}}},
+	}
+	got := secretRejection(st)
+	want := "refused (Invalid): data[password]: FieldValueInvalid; the API server's message is not shown, as it may quote the Secret's data"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
