@@ -204,6 +204,8 @@ var cliMayImport = []string{
 	"compiler/diag",
 	"compiler/diff",
 	"compiler/graph",
+	// Reads the cluster back: knc status and knc diff --cluster.
+	"compiler/live",
 	"compiler/project",
 	"plugins",
 	"runtime/cehttp",

@@ -19,6 +19,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/diff"
+	"github.com/knc-dev/knc/compiler/live"
 	"github.com/knc-dev/knc/internal/version"
 	"github.com/knc-dev/knc/plugins"
 )
@@ -31,12 +32,17 @@ type diffFlags struct {
 	color   string
 	image   string
 	graph   bool
+
+	cluster       bool
+	kube          clusterFlags
+	kustomization string
+	fieldManager  string
 }
 
 func newDiffCmd() *cobra.Command {
 	var f diffFlags
 	cmd := &cobra.Command{
-		Use:   "diff [PATH...] (--base GITREF | --against DIR)",
+		Use:   "diff [PATH...] (--base GITREF | --against DIR | --cluster)",
 		Short: "Show what a change to the manifests does, before it is rolled out",
 		Long: `Diff compares the manifests in the working tree with another version.
 
@@ -73,12 +79,31 @@ With several deploy units, each is compared with its subdirectory of DIR,
 as knc build -o DIR writes them, and named; a unit missing from DIR, and a
 subdirectory left from a unit that is gone, are differences too.
 
+With --cluster it builds the manifests, as 'knc build' does without -o
+(one deploy unit: give the overlay), and compares the build with the
+cluster of the current kubeconfig context (--kubeconfig, --context), as
+kubectl diff and flux diff kustomization do: each object is read live and
+server-side applied with dryRun=All, with the field manager the output is
+applied with (--field-manager; Flux's kustomize-controller by default),
+and the live objects are compared with what the dry run returns, in the
+semantic form of --base: routes, filters, delivery, and knc's own rules
+for immutable fields, whatever the CRDs in the cluster say. It lists the
+objects the apply would prune: those that belong to the output and that
+the build no longer has. What belongs to the output is what the inventory
+of a Flux Kustomization lists (--kustomization NAMESPACE/NAME), else what
+carries the labels knc writes (app.kubernetes.io/managed-by=knc, and on
+Knative objects the knc.dev/spec-hash annotation) in the namespaces of the
+build: never everything in a namespace. Objects the API server refuses
+are listed, with its message. Secret data is never shown: a value that
+changes reads "(redacted, changed)". Nothing in the cluster is changed.
+
 Formats (-o): text (coloured on a terminal; see --color), json, and
 markdown, for a pull-request comment.
 
 The exit code is as diff(1)'s: 0 when there is no difference, 1 when there
 are differences (immutable-field errors included), 2 on trouble: a usage,
-I/O or git error, or manifests that do not validate at either revision.`,
+I/O or git error, a cluster that cannot be read, or manifests that do
+not validate at either revision.`,
 		Example: `  # What does this branch change, compared with main?
   knc diff --base main eventing/
 
@@ -89,7 +114,13 @@ I/O or git error, or manifests that do not validate at either revision.`,
   knc diff --base "$BASE_SHA" -o markdown > comment.md
 
   # Fail CI when deploy/ is not the build of the manifests.
-  knc diff --against deploy`,
+  knc diff --against deploy
+
+  # What would rolling out this overlay change in the cluster?
+  knc diff --cluster apps/production
+
+  # The same, pruning as the Flux Kustomization that applies it does.
+  knc diff --cluster apps/production --kustomization flux-system/eventing`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(f.output, "text", "json", "markdown"); err != nil {
 				return err
@@ -97,15 +128,26 @@ I/O or git error, or manifests that do not validate at either revision.`,
 			if f.color != "auto" && f.color != "always" && f.color != "never" {
 				return usageError("invalid value %q for --color: use auto, always or never", f.color)
 			}
+			modes := 0
+			for _, set := range []bool{f.base != "", f.against != "", f.cluster} {
+				if set {
+					modes++
+				}
+			}
+			if !f.cluster && (f.kustomization != "" || f.fieldManager != "") {
+				return usageError("--kustomization and --field-manager go with --cluster")
+			}
 			switch {
-			case f.base != "" && f.against != "":
-				return usageError("give --base GITREF or --against DIR, not both")
+			case modes > 1:
+				return usageError("give one of --base GITREF, --against DIR and --cluster")
+			case f.cluster:
+				return runDiffCluster(cmd, &f, args)
 			case f.base != "":
 				return runDiffBase(cmd, &f, args)
 			case f.against != "":
 				return runDiffAgainst(cmd, &f, args)
 			}
-			return usageError("diff needs --base GITREF (compare with a git revision) or --against DIR (compare with a build output)")
+			return usageError("diff needs --base GITREF (compare with a git revision), --against DIR (compare with a build output) or --cluster (compare with the cluster)")
 		},
 	}
 	f.load.register(cmd)
@@ -114,7 +156,11 @@ I/O or git error, or manifests that do not validate at either revision.`,
 	fl.StringVar(&f.against, "against", "", "compare a fresh build with this build output `DIR`")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json or markdown")
 	fl.StringVar(&f.color, "color", "auto", "colour the text output: auto (on a terminal), always or never")
-	fl.StringVar(&f.image, "image", "", "runtime container `IMAGE` for --against, as for knc build")
+	fl.StringVar(&f.image, "image", "", "runtime container `IMAGE` for --against and --cluster, as for knc build")
+	fl.BoolVar(&f.cluster, "cluster", false, "compare a fresh build with the cluster of the kubeconfig, through a server-side apply dry run")
+	fl.StringVar(&f.kustomization, "kustomization", "", "with --cluster, the Flux Kustomization `NAMESPACE/NAME` whose inventory says what the apply prunes")
+	fl.StringVar(&f.fieldManager, "field-manager", "", "with --cluster, the field manager the output is applied with (default \""+live.DefaultFieldManager+"\", Flux's)")
+	f.kube.register(cmd)
 	fl.BoolVar(&f.graph, "graph", true, "with -o markdown, draw a Mermaid graph of what changed")
 	return cmd
 }
@@ -517,5 +563,56 @@ func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args 
 		violations = violations.Relative(wd)
 	}
 	res.Diagnostics = append(res.Diagnostics, violations...).Sorted()
+	return nil
+}
+
+// runDiffCluster compares a fresh build with the cluster, through a
+// server-side apply dry run.
+func runDiffCluster(cmd *cobra.Command, f *diffFlags, args []string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	res, err := f.load.compile(cmd.Context(), args, compiler.Options{Select: compiler.OneUnit, Command: "diff", Render: &compiler.RenderOptions{Image: f.image, Version: version.Get(), Backends: plugins.Backends}})
+	if res == nil {
+		return err
+	}
+	if !res.Valid() {
+		fmt.Fprintln(stderr, "knc: the manifests do not validate:")
+		printDiagnostics(stderr, res.Diagnostics)
+		return silentExit(exitTrouble)
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Later) > 0 {
+		fmt.Fprintln(stderr, "knc: the manifests do not build:")
+		printDiagnostics(stderr, res.Later)
+		return silentExit(exitTrouble)
+	}
+	c, err := f.kube.connect()
+	if err != nil {
+		return err
+	}
+	report, err := live.Diff(cmd.Context(), c, res, live.DiffOptions{FieldManager: f.fieldManager, Kustomization: f.kustomization})
+	if err != nil {
+		return &exitError{code: exitTrouble, err: err}
+	}
+	report.Base, report.Head = "cluster "+c.Context, "build"
+	if wd, err := os.Getwd(); err == nil {
+		report.Relative(wd)
+	}
+	printDiagnostics(stderr, report.Violations)
+	switch f.output {
+	case "json":
+		err = writeJSON(stdout, report)
+	case "markdown":
+		err = report.WriteMarkdown(stdout, diff.MarkdownOptions{Graph: f.graph})
+	default:
+		err = report.WriteText(stdout, useColor(f.color, stdout))
+	}
+	if err != nil {
+		return &exitError{code: exitTrouble, err: err}
+	}
+	if report.Changed() {
+		return silentExit(exitFailed)
+	}
 	return nil
 }

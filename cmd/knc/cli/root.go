@@ -111,6 +111,7 @@ embedded NATS JetStream server.`,
 		command.NewCommand("runtime"),
 		newGraphCmd(),
 		newDiffCmd(),
+		newStatusCmd(),
 		newTestCmd(),
 	)
 	return root

@@ -21,7 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(withControlPlane{m}, map[string]func(){
 		// Main, as in the real binary, turns SIGINT and SIGTERM into a
 		// cancelled context, so that `kill -INT` in a script stops a
 		// server cleanly.
@@ -72,6 +72,14 @@ func TestScript(t *testing.T) {
 			// script_otlp_test.go
 			"otlpreceiver": cmdOTLPReceiver,
 			"otlpspans":    cmdOTLPSpans,
+			// script_cluster_test.go
+			"kubeapiserver":        cmdKubeAPIServer,
+			"kubeapply":            cmdKubeApply,
+			"kubeserviceaccount":   cmdKubeServiceAccount,
+			"kubewaitcondition":    cmdKubeWaitCondition,
+			"kuberesourceversions": cmdKubeResourceVersions,
+			"expand":               cmdExpand,
+			"exitcode":             cmdExitCode,
 		},
 	})
 }
