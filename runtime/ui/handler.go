@@ -54,10 +54,11 @@ type Inputs struct {
 	Draw Draw
 }
 
-// Draw writes g laid out as SVG, or gives up when ctx is done. The layout
-// is given to the page rather than imported, so that a binary that serves
-// the page without it links no layout engine: internal/topology/layout's
-// WriteSVGContext is one.
+// Draw writes g laid out as SVG, or gives up when ctx is done; ctx ends
+// when the request's client leaves or the server closes. The layout is
+// given to the page rather than imported, so that a binary that serves
+// the page without it links no layout engine: internal/topology/drawing's
+// WriteSVG, which runs knc-draw and kills it when ctx ends, is one.
 type Draw func(ctx context.Context, w io.Writer, g *topology.Graph) error
 
 // ErrNoDrawing is the error of the drawing of a runtime given no Draw.
@@ -87,17 +88,24 @@ type Handler struct {
 	// selections are the drawings of parts of the table's topology, by
 	// selectionKey, dropped with the table.
 	selections map[string]*drawing
+	// layingOut holds a token while a layout runs: one at a time, since
+	// each may take a core and hundreds of megabytes.
+	layingOut chan struct{}
 }
 
 // maxSelections bounds the drawings of parts kept: each is laid out once,
 // and a page asks for the same part again at every reload.
 const maxSelections = 32
 
-// drawing is a table's topology and its SVG, drawn once per table.
+// drawing is a table's topology and its SVG, laid out once per table
+// when a request first asks for the SVG.
 type drawing struct {
 	top *view
-	svg []byte
-	err error
+
+	mu   sync.Mutex
+	done bool
+	svg  []byte
+	err  error
 }
 
 // New returns the handler of the page.
@@ -118,7 +126,7 @@ func New(in Inputs) *Handler {
 	if err != nil {
 		panic(err) // the embedded directory is part of the source
 	}
-	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub))}
+	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub)), layingOut: make(chan struct{}, 1)}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +235,7 @@ func (h *Handler) current(sel topology.Selection) (*drawing, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := draw(h.in.Draw, whole.top.selected(g))
+	d := &drawing{top: whole.top.selected(g)}
 	if len(h.selections) >= maxSelections {
 		clear(h.selections)
 	}
@@ -235,31 +243,49 @@ func (h *Handler) current(sel topology.Selection) (*drawing, error) {
 	return d, nil
 }
 
-// layoutTimeout bounds one layout of the page's drawing. The layout is
-// not tied to the request that asked for it: its drawing, or its error,
-// is kept for every request after it until the table changes.
+// layoutTimeout bounds one layout of the page's drawing.
 const layoutTimeout = 30 * time.Second
 
-// draw lays out a view. A topology too large to lay out, or whose layout
-// takes longer than layoutTimeout, is an error that says to pick a part.
-func draw(layOut Draw, top *view) *drawing {
-	d := &drawing{top: top}
-	if layOut == nil {
-		d.err = ErrNoDrawing
-		return d
+// svg returns d laid out, laying it out on the first call that gets that
+// far. The layout is the request's: when its client leaves or the server
+// shuts down, the layout stops (Draw ends its process) and the next
+// request lays it out again. What the layout itself ends with, a drawing,
+// a topology too large or a layout longer than layoutTimeout, is kept for
+// every request after it until the table changes.
+func (h *Handler) svg(ctx context.Context, d *drawing) ([]byte, error) {
+	if h.in.Draw == nil {
+		return nil, ErrNoDrawing
 	}
-	var buf bytes.Buffer
-	ctx, cancel := context.WithTimeoutCause(context.Background(), layoutTimeout,
+	// One layout at a time; a request whose client leaves while it
+	// waits gives up its turn.
+	select {
+	case h.layingOut <- struct{}{}:
+		defer func() { <-h.layingOut }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", topology.ErrLayoutStopped, context.Cause(ctx))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return d.svg, d.err
+	}
+	layoutCtx, cancel := context.WithTimeoutCause(ctx, layoutTimeout,
 		fmt.Errorf("it took longer than %s", layoutTimeout))
 	defer cancel()
-	if d.err = layOut(ctx, &buf, top.graph); d.err != nil {
-		if errors.Is(d.err, topology.ErrTooLargeToLayOut) || errors.Is(d.err, topology.ErrLayoutStopped) {
-			d.err = fmt.Errorf("%w; pick a part: a focus, some Brokers or some namespaces", d.err)
-		}
-	} else {
+	var buf bytes.Buffer
+	err := h.in.Draw(layoutCtx, &buf, d.top.graph)
+	if ctx.Err() != nil {
+		// The request ended, not the layout: nothing to keep.
+		return nil, fmt.Errorf("%w: %w", topology.ErrLayoutStopped, context.Cause(ctx))
+	}
+	if errors.Is(err, topology.ErrTooLargeToLayOut) || errors.Is(err, topology.ErrLayoutStopped) {
+		err = fmt.Errorf("%w; pick a part: a focus, some Brokers or some namespaces", err)
+	}
+	d.done, d.err = true, err
+	if err == nil {
 		d.svg = buf.Bytes()
 	}
-	return d
+	return d.svg, d.err
 }
 
 // whole returns the drawing of the whole topology of t, drawing it when
@@ -272,7 +298,7 @@ func (h *Handler) whole(t *routing.Table) *drawing {
 	if h.in.Graph != nil {
 		drawn = h.in.Graph(t)
 	}
-	d := draw(h.in.Draw, buildView(t, drawn))
+	d := &drawing{top: buildView(t, drawn)}
 	h.drawnFor, h.drawing, h.selections = t, d, map[string]*drawing{}
 	ids := make(map[string]bool, len(d.top.nodes))
 	for _, n := range d.top.nodes {
@@ -287,16 +313,20 @@ func (h *Handler) serveSVG(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if errors.Is(d.err, ErrNoDrawing) {
-		http.Error(w, d.err.Error(), http.StatusNotImplemented)
+	svg, err := h.svg(r.Context(), d)
+	switch {
+	case errors.Is(err, ErrNoDrawing):
+		http.Error(w, err.Error(), http.StatusNotImplemented)
 		return
-	}
-	if d.err != nil {
-		http.Error(w, "drawing the topology: "+d.err.Error(), http.StatusInternalServerError)
+	case r.Context().Err() != nil:
+		// Nobody is left to answer.
+		return
+	case err != nil:
+		http.Error(w, "drawing the topology: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	_, _ = w.Write(d.svg)
+	_, _ = w.Write(svg)
 }
 
 // NodeState is what changes of a node while the table stays.
