@@ -69,6 +69,7 @@ func TestScript(t *testing.T) {
 			"waitfor":       cmdWaitFor,
 			"httpget":       cmdHTTPGet,
 			"waitbody":      cmdWaitBody,
+			"waitfile":      cmdWaitFile,
 			// script_otlp_test.go
 			"otlpreceiver": cmdOTLPReceiver,
 			"otlpspans":    cmdOTLPSpans,
@@ -184,6 +185,28 @@ func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdWaitBody polls GET URL until its body matches the regular expression,
 // for at most 30 seconds: waitbody URL REGEXP.
+// cmdWaitFile waits until a file, such as the output of a background
+// command, matches a regular expression, for at most 60 seconds:
+// waitfile FILE REGEXP.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfile FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err == nil && re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not match %s within 60s: %v\n%s", args[0], args[1], err, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func cmdWaitBody(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: waitbody URL REGEXP")
