@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/runtime/kept"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 )
 
@@ -26,8 +27,12 @@ type outcomes struct {
 // (dropped, kept-letters-full) were counted kept.
 func (o outcomes) settled() float64 {
 	n := o.Delivered + o.DeadLettered
-	for _, v := range o.Kept {
-		n += v
+	for reason, v := range o.Kept {
+		// A copy of a dead-lettered delivery is not an outcome: the
+		// delivery is counted dead-lettered.
+		if reason != kept.ReasonDeadLettered {
+			n += v
+		}
 	}
 	for reason, v := range o.Dropped {
 		if reason != metrics.DropKeptLettersFull {

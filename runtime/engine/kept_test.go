@@ -270,3 +270,60 @@ func TestExpiredKeptLettersAreCounted(t *testing.T) {
 		t.Errorf("knc_kept_letters_expired_total = %v, want %d", n, events)
 	}
 }
+
+// TestDeadLetteredCopiesAreKept: a Trigger with keepDeadLettered (the
+// annotation knc.dev/keep-dead-lettered) keeps a copy of each delivery its
+// dead-letter sink accepted, with the failure that sent it there; a
+// Trigger without it keeps none. The deliveries stay counted
+// dead-lettered, and the accounting balances.
+func TestDeadLetteredCopiesAreKept(t *testing.T) {
+	const events = 10
+	failing := newRecorder(t)
+	failing.respond = answer(http.StatusBadRequest)
+	sink := newRecorder(t)
+	withSink := func(tr routing.Trigger) routing.Trigger {
+		tr.Delivery = &routing.Delivery{DeadLetterSink: &routing.Destination{URI: sink.srv.URL}}
+		return tr
+	}
+	copied := withSink(trigger("copied", failing.srv.URL+"/copied", map[string]string{"type": "t"}))
+	copied.KeepDeadLettered = true
+	e := startEngine(t, Options{
+		Table:        brokerTable(copied, withSink(trigger("plain", failing.srv.URL+"/plain", map[string]string{"type": "t"}))),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+	})
+	for i := range events {
+		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
+			t.Fatalf("POST = %d, want 202", code)
+		}
+	}
+	eventually(t, 60*time.Second, "every delivery to be dead-lettered", func() bool {
+		got := accountOf(t, e)
+		return got["trigger/copied"].DeadLettered == events && got["trigger/plain"].DeadLettered == events
+	})
+	got := accountOf(t, e)
+	if n := got["trigger/copied"].Kept[kept.ReasonDeadLettered]; n != events {
+		t.Errorf("copied: kept{reason=%s} = %v, want %d", kept.ReasonDeadLettered, n, events)
+	}
+	if n := len(got["trigger/plain"].Kept); n != 0 {
+		t.Errorf("plain: kept %v, want nothing: it does not ask for copies", got["trigger/plain"].Kept)
+	}
+	for key, o := range got {
+		if o.Accepted != o.settled() {
+			t.Errorf("%s: accepted %v != settled %v: %+v", key, o.Accepted, o.settled(), o)
+		}
+	}
+	letters := listLetters(t, e, kept.Filter{})
+	if len(letters) != events {
+		t.Fatalf("%d letters, want %d, all of Trigger copied", len(letters), events)
+	}
+	for _, l := range letters {
+		if l.Target != "copied" || l.Reason != kept.ReasonDeadLettered || l.Status != http.StatusBadRequest ||
+			l.Destination != failing.srv.URL+"/copied" || l.KnativeError["knativeerrorcode"] != "400" {
+			t.Errorf("letter %+v: want Trigger copied, reason %s, status 400 from %s", l, kept.ReasonDeadLettered, failing.srv.URL+"/copied")
+		}
+		if _, ok := l.Event.Extensions["knativeerrorcode"]; ok {
+			t.Errorf("letter %s keeps the knativeerror* extensions in its event; a replay would send them to the subscriber", l.ID)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
@@ -20,6 +21,10 @@ const (
 	// ReasonDeadLetterFailed: the dead-letter sink refused it too, after
 	// its retries.
 	ReasonDeadLetterFailed = "dead-letter-failed"
+	// ReasonDeadLettered: the dead-letter sink accepted it, and its Trigger
+	// or Subscription asks for a copy (knc.dev/keep-dead-lettered: "true").
+	// The delivery's outcome is dead-lettered; the letter is a copy.
+	ReasonDeadLettered = "dead-lettered"
 )
 
 // Headers of a letter, beside the event's own (cehttp.ToNATS), its
@@ -224,7 +229,9 @@ func Read(namespace string, seq uint64, m *nats.Msg, withData bool) (Letter, err
 		if l.Event.Extensions == nil {
 			l.Event.Extensions = map[string]string{}
 		}
-		l.Event.Extensions[k] = fmt.Sprint(v)
+		if l.Event.Extensions[k], err = types.Format(v); err != nil {
+			l.Event.Extensions[k] = fmt.Sprint(v)
+		}
 	}
 	for name, k := range map[string]string{"knativeerrordest": HeaderErrorDest, "knativeerrorcode": HeaderErrorCode, "knativeerrordata": HeaderErrorData} {
 		if v := h.Get(k); v != "" {

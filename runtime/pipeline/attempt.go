@@ -301,6 +301,11 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		return release
 	}
 	if r.Success {
+		if a.t.keepDeadLettered && a.p.keeper != nil {
+			if v := a.keepCopy(ctx); v != finished {
+				return v
+			}
+		}
 		a.src.metrics.DeadLettered.Inc()
 		a.t.account.DeadLettered.Inc()
 		return finished

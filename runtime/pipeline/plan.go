@@ -80,7 +80,10 @@ type Target struct {
 	// drops them. A Trigger's replies go back to its Broker.
 	replyURL      string
 	deadLetterURL string
-	delivery      *routing.Delivery
+	// keepDeadLettered keeps a copy of each delivery the dead-letter sink
+	// accepted as a kept letter (knc.dev/keep-dead-lettered).
+	keepDeadLettered bool
+	delivery         *routing.Delivery
 	// header is what every request of the target carries when its event
 	// has no pass-through headers: Kn-Namespace, the target's namespace,
 	// as Knative's dispatcher sends it. It is shared and never modified.
@@ -186,7 +189,7 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
 			unique(knative.KindTrigger, tr.Source, "broker "+b.Key())
-			tg := &Target{kind: knative.KindTrigger, obj: tr.Source, token: token(tr.Source), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
+			tg := &Target{kind: knative.KindTrigger, obj: tr.Source, token: token(tr.Source), delivery: tr.Delivery, keepDeadLettered: tr.KeepDeadLettered, header: namespaceHeader(tr.Namespace)}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
 			tg.deadLetterURL, problems = lookup(resolved, tg, resolve.FieldDeadLetterSink, problems)
@@ -202,7 +205,7 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
 			unique(knative.KindSubscription, sub.Source, "channel "+c.Key())
-			tg := &Target{kind: knative.KindSubscription, obj: sub.Source, token: token(sub.Source), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
+			tg := &Target{kind: knative.KindSubscription, obj: sub.Source, token: token(sub.Source), delivery: sub.Delivery, keepDeadLettered: sub.KeepDeadLettered, header: namespaceHeader(sub.Namespace)}
 			var problems []error
 			var subscriber, reply string
 			subscriber, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)

@@ -155,6 +155,10 @@ type Accounting struct {
 	// (dropped, reason kept-letters-full), which were counted kept: they
 	// are in Dropped, and not an outcome of their own.
 	Evicted float64
+	// Copies are the kept copies of dead-lettered deliveries (kept, reason
+	// dead-lettered), which were counted dead-lettered: they are in Kept,
+	// and not an outcome of their own.
+	Copies float64
 }
 
 // ReadAccounting reads the accounting counters of target.
@@ -176,16 +180,20 @@ func ReadAccounting(baseURL, target string) (Accounting, error) {
 			return a, err
 		}
 	}
-	a.Evicted, err = Metric(baseURL, "knc_deliveries_dropped_total", map[string]string{"target": target, "reason": "kept-letters-full"})
+	if a.Evicted, err = Metric(baseURL, "knc_deliveries_dropped_total", map[string]string{"target": target, "reason": "kept-letters-full"}); err != nil {
+		return a, err
+	}
+	a.Copies, err = Metric(baseURL, "knc_deliveries_kept_total", map[string]string{"target": target, "reason": "dead-lettered"})
 	return a, err
 }
 
 // Balanced reports whether accepted = delivered + dead-lettered + kept +
-// dropped (but for kept letters evicted later).
+// dropped (but for kept letters evicted later, and kept copies of
+// dead-lettered deliveries).
 func (a Accounting) Balanced() bool {
-	return a.Accepted == a.Delivered+a.DeadLettered+a.Kept+a.Dropped-a.Evicted
+	return a.Accepted == a.Delivered+a.DeadLettered+a.Kept-a.Copies+a.Dropped-a.Evicted
 }
 
 func (a Accounting) String() string {
-	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + kept %v + dropped %v (of which %v kept letters evicted)", a.Accepted, a.Delivered, a.DeadLettered, a.Kept, a.Dropped, a.Evicted)
+	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + kept %v (of which %v copies of dead-lettered deliveries) + dropped %v (of which %v kept letters evicted)", a.Accepted, a.Delivered, a.DeadLettered, a.Kept, a.Copies, a.Dropped, a.Evicted)
 }

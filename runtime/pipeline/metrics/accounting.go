@@ -23,7 +23,12 @@ import (
 //
 // so that, per target, once nothing is pending:
 //
-//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ kept + Σ dropped{reason ≠ kept-letters-full}
+//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ kept{reason ≠ dead-lettered} + Σ dropped{reason ≠ kept-letters-full}
+//
+// A target that asks for copies (knc.dev/keep-dead-lettered) also keeps a
+// letter of each delivery its dead-letter sink accepted, counted
+// kept{reason="dead-lettered"}: a copy, not an outcome, since the delivery
+// is counted dead_lettered.
 //
 // A kept letter is what became of a delivery; the letter itself can later
 // leave the store: evicted, oldest first, to make room for a newer one when
