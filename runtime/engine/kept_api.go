@@ -221,6 +221,9 @@ func (e *Engine) replayToTarget(ctx context.Context, l storedLetter, req kept.Re
 	if src == nil {
 		return fmt.Sprintf("%s %s is not served any more; --to URL sends it elsewhere", l.letter.SourceKind, l.letter.Source), nil
 	}
+	if l.letter.Reason == kept.ReasonTTL {
+		return e.replayReply(ctx, l, req, src)
+	}
 	t := src.Target(l.msg.Header.Get(kept.HeaderTargetToken))
 	if t == nil {
 		return fmt.Sprintf("%s %s is not served any more; --to URL sends it elsewhere", l.letter.TargetKind, l.letter.Target), nil
@@ -242,6 +245,34 @@ func (e *Engine) replayToTarget(ctx context.Context, l storedLetter, req kept.Re
 	}
 	if fresh[0] {
 		t.CountReplayed()
+	}
+	return "", nil
+}
+
+// replayReply stores a reply kept because its TTL was exhausted in its
+// Broker, as its Trigger would have, to be routed to every Trigger: only
+// with a fresh TTL, which a reply loop would exhaust again otherwise.
+func (e *Engine) replayReply(ctx context.Context, l storedLetter, req kept.ReplayRequest, src *pipeline.Source) (why string, err error) {
+	if !req.ResetTTL {
+		return "a reply whose TTL was exhausted, which usually means a reply loop; --reset-ttl stores it in its Broker with a fresh TTL", nil
+	}
+	m, err := replayEvent(l, req, e.opts.DefaultTTL)
+	if err != nil {
+		return "the letter's event cannot be read: " + err.Error(), nil
+	}
+	m.Subject = src.Names().In
+	id := "replay:" + l.letter.ID
+	if !l.letter.ReplayedAt.IsZero() {
+		id += ":" + strconv.FormatInt(l.letter.ReplayedAt.UnixNano(), 10)
+	}
+	fresh := []bool{false}
+	if err := e.acks.PublishAll(ctx, []*nats.Msg{m}, []string{id}, fresh); err != nil {
+		return "", err
+	}
+	if fresh[0] {
+		if t := src.Target(l.msg.Header.Get(kept.HeaderTargetToken)); t != nil {
+			t.CountReplayed()
+		}
 	}
 	return "", nil
 }

@@ -327,3 +327,59 @@ func TestDeadLetteredCopiesAreKept(t *testing.T) {
 		}
 	}
 }
+
+// TestRepliesBeyondTheirTTLAreKept: a Trigger whose subscriber replies to
+// every event with an event it matches again loops until the TTL is
+// exhausted; the last reply is kept as a letter of the Trigger, reason
+// ttl, beside the delivery's outcome (delivered). A replay sends it to the
+// Broker only with --reset-ttl, where it loops again and is kept again.
+func TestRepliesBeyondTheirTTLAreKept(t *testing.T) {
+	loop := newRecorder(t)
+	loop.respond = func(w http.ResponseWriter, _ *http.Request, n int) {
+		w.Header().Set("Ce-Specversion", "1.0")
+		w.Header().Set("Ce-Id", fmt.Sprint("reply-", n))
+		w.Header().Set("Ce-Source", "/loop")
+		w.Header().Set("Ce-Type", "t")
+		w.WriteHeader(http.StatusOK)
+	}
+	e := startEngine(t, Options{
+		Table:        brokerTable(trigger("loop", loop.srv.URL, map[string]string{"type": "t"})),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+		DefaultTTL:   3,
+	})
+	if code := post(t, e.URL()+"/brokers/ns/b", "start", "t"); code != http.StatusAccepted {
+		t.Fatalf("POST = %d, want 202", code)
+	}
+	eventually(t, 30*time.Second, "the reply beyond the TTL to be kept", func() bool {
+		return accountOf(t, e)["trigger/loop"].Kept[kept.ReasonTTL] == 1
+	})
+	o := accountOf(t, e)["trigger/loop"]
+	if o.Accepted != o.Delivered || o.Accepted != o.settled() || o.Accepted == 0 {
+		t.Errorf("accounting %+v: every delivery of the loop was delivered, and the kept reply is no outcome", o)
+	}
+	if n := testutilCounterWith(e, "knc_events_dropped_total", "reason", kept.ReasonTTL); n != 0 {
+		t.Errorf("knc_events_dropped_total{reason=ttl} = %v, want 0: the reply is kept", n)
+	}
+	letters := listLetters(t, e, kept.Filter{Reason: kept.ReasonTTL})
+	if len(letters) != 1 || letters[0].Target != "loop" || letters[0].Event.Source != "/loop" {
+		t.Fatalf("letters %+v, want the loop's last reply, of Trigger loop", letters)
+	}
+	seen := loop.count()
+
+	var res kept.ReplayResult
+	callAPI(t, e, http.MethodPost, kept.PathReplay, testAdminToken, kept.ReplayRequest{Filter: kept.Filter{Reason: kept.ReasonTTL}}, &res)
+	if len(res.Replayed) != 0 || len(res.Skipped) != 1 {
+		t.Errorf("a replay without a fresh TTL replayed %v and skipped %v; want it skipped", res.Replayed, res.Skipped)
+	}
+	callAPI(t, e, http.MethodPost, kept.PathReplay, testAdminToken, kept.ReplayRequest{Filter: kept.Filter{Reason: kept.ReasonTTL}, ResetTTL: true}, &res)
+	if len(res.Replayed) != 1 {
+		t.Fatalf("a replay with a fresh TTL replayed %v, skipped %v; want it replayed", res.Replayed, res.Skipped)
+	}
+	eventually(t, 30*time.Second, "the replayed reply to loop again and be kept again", func() bool {
+		return accountOf(t, e)["trigger/loop"].Kept[kept.ReasonTTL] == 2
+	})
+	if loop.count() <= seen {
+		t.Errorf("the subscriber saw %d requests after the replay, %d before: the replay reached no Trigger", loop.count(), seen)
+	}
+}

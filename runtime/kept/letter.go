@@ -25,7 +25,22 @@ const (
 	// or Subscription asks for a copy (knc.dev/keep-dead-lettered: "true").
 	// The delivery's outcome is dead-lettered; the letter is a copy.
 	ReasonDeadLettered = "dead-lettered"
+	// ReasonUnrouted: its Trigger or Subscription was deleted by a reload
+	// while the delivery was pending.
+	ReasonUnrouted = "unrouted"
+	// ReasonTTL: a reply of the Trigger's subscriber that would have
+	// exceeded its TTL (knativebrokerttl), which usually means a reply
+	// loop. The delivery was delivered; the letter is its reply, and a
+	// replay sends it to the Broker, with a fresh TTL only.
+	ReasonTTL = "ttl"
 )
+
+// Outcome reports whether a letter of reason is what became of its
+// delivery, rather than something it left beside an outcome of its own:
+// a copy of a dead-lettered delivery, or the reply of a delivered one.
+func Outcome(reason string) bool {
+	return reason != ReasonDeadLettered && reason != ReasonTTL
+}
 
 // Headers of a letter, beside the event's own (cehttp.ToNATS), its
 // pass-through headers (cehttp.NATSPassThrough) and knc-accepted. Names

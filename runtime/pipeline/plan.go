@@ -295,8 +295,17 @@ func (t *Target) Describe() (kind, key string) { return t.kind, t.obj.Key() }
 // Token names t in subjects.
 func (t *Target) Token() string { return t.token }
 
-// DropUnrouted counts n deliveries of t given up because t was deleted.
-func (t *Target) DropUnrouted(n uint64) { t.account.DropN(metrics.DropUnrouted, n) }
+// goneTarget stands for the target of s with subject token tok, which
+// the current plan does not serve any more: it names it as this process
+// last knew it, and counts for it.
+func (s *Source) goneTarget(tok string) *Target {
+	account := s.metrics.ForToken(tok)
+	kind := knative.KindTrigger
+	if s.kind == KindChannel {
+		kind = knative.KindSubscription
+	}
+	return &Target{kind: kind, obj: routing.Source{Namespace: s.obj.Namespace, Name: account.Name()}, token: tok, account: account}
+}
 
 func lookup(resolved resolve.Results, t *Target, field string, problems []error) (string, []error) {
 	res, ok := resolved.Lookup(t.kind, t.obj, field)

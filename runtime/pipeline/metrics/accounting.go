@@ -154,6 +154,10 @@ func (m *Set) ForLetter(sourceKind, namespace, source, target string) *Target {
 	return s.bind(target)
 }
 
+// Name is the name t is counted under: its Trigger's or Subscription's,
+// or its subject token when this process never served it.
+func (t *Target) Name() string { return t.labels[4] }
+
 // Keep counts a delivery to t kept as a letter for reason.
 func (t *Target) Keep(reason string) {
 	l := t.labels
