@@ -257,7 +257,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	e.ready.Store(true)
 	e.refreshStatus()
 	close(e.readyCh)
-	e.log.Info("serving", "url", e.baseURL, "admin_url", e.AdminURL(), "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards)
+	e.log.Info("serving", "url", e.baseURL, "admin_url", e.AdminURL(), "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards, "kept_max_bytes", e.keeper.maxBytes, "kept_max_age", e.opts.KeptMaxAge)
 	return nil
 }
 
