@@ -403,7 +403,7 @@ func (e *Engine) keepHeld(ctx context.Context, src *pipeline.Source, t *pipeline
 		if err := e.proc.KeepDeleted(ctx, src, t, m, stream, raw.Sequence); err != nil {
 			return err
 		}
-		if err := s.DeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		if _, err := deleteMsg(ctx, s, raw.Sequence); err != nil {
 			return fmt.Errorf("removing a held delivery of %s: %w", subject, err)
 		}
 		seq = raw.Sequence + 1

@@ -35,6 +35,9 @@ type storedLetter struct {
 	seq       uint64
 	msg       *nats.Msg
 	letter    kept.Letter
+	// unreadable is why the message could not be read as a letter; it is
+	// then listed as it is, and never replayed.
+	unreadable error
 }
 
 // scan reads every letter of the namespaces f selects, in the order they
@@ -110,9 +113,9 @@ func (k *keeper) scanNamespace(ctx context.Context, ns string, withData bool) ([
 			l, err := kept.Read(ns, seq, raw, withData)
 			if err != nil {
 				// Not a letter this runtime can read; shown as it is.
-				l = kept.Letter{ID: kept.ID(ns, seq), Namespace: ns, Reason: "unreadable", Error: err.Error()}
+				l = kept.Letter{ID: kept.ID(ns, seq), Namespace: ns, Reason: raw.Header.Get(kept.HeaderReason), Error: err.Error()}
 			}
-			letters = append(letters, storedLetter{namespace: ns, seq: seq, msg: raw, letter: l})
+			letters = append(letters, storedLetter{namespace: ns, seq: seq, msg: raw, letter: l, unreadable: err})
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("reading the kept letters of %s: %w", ns, err)
@@ -148,8 +151,8 @@ func (e *Engine) replayLetters(ctx context.Context, req kept.ReplayRequest) (kep
 			skip("replayed before, at " + l.letter.ReplayedAt.Format(time.RFC3339) + "; --force replays it again")
 			continue
 		}
-		if l.letter.Reason == "unreadable" {
-			skip("the letter cannot be read: " + l.letter.Error)
+		if l.unreadable != nil {
+			skip("the letter cannot be read: " + l.unreadable.Error())
 			continue
 		}
 		if req.DryRun {
@@ -188,7 +191,7 @@ func (e *Engine) replayLetters(ctx context.Context, req kept.ReplayRequest) (kep
 func replayEvent(l storedLetter, req kept.ReplayRequest, ttl int32) (*nats.Msg, error) {
 	h := nats.Header{}
 	for name, v := range l.msg.Header {
-		if strings.HasPrefix(name, "knc-kept-") || strings.HasPrefix(name, "Nats-") {
+		if strings.HasPrefix(name, kept.HeaderPrefix) || strings.HasPrefix(name, "Nats-") {
 			continue
 		}
 		h[name] = v
