@@ -35,6 +35,10 @@ const (
 	ReasonTTL = "ttl"
 )
 
+// Reasons are every reason a letter is kept for, in the order knc dlq
+// lists them in its help.
+var Reasons = []string{ReasonNoDeadLetterSink, ReasonDeadLetterFailed, ReasonUnrouted, ReasonTTL, ReasonDeadLettered}
+
 // Outcome reports whether a letter of reason is what became of its
 // delivery, rather than something it left beside an outcome of its own:
 // a copy of a dead-lettered delivery, or the reply of a delivered one.
