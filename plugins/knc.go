@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -153,8 +154,41 @@ type runtimeSettings struct {
 	// something.
 	uiData map[string]string
 	uiArgs []string
+	// keptData and keptArgs are runtime.keptLetters, set only for the
+	// bounds it gives.
+	keptData map[string]string
+	keptArgs []string
 	// serviceMonitor is runtime.metrics.serviceMonitor when enabled.
 	serviceMonitor *project.ServiceMonitor
+}
+
+// keptLettersConfig carries runtime.keptLetters to the runtime: its bounds
+// in the ConfigMap, read by the flags.
+func keptLettersConfig(k *project.KeptLetters, pos diag.Pos, diags diag.List) (map[string]string, []string, diag.List) {
+	if k == nil {
+		return nil, nil, diags
+	}
+	data := map[string]string{}
+	var args []string
+	if k.MaxSize != "" {
+		q, err := resource.ParseQuantity(k.MaxSize)
+		if err != nil || q.Sign() <= 0 {
+			diags.Add(pos, "runtime.keptLetters.maxSize", "%q is not a size above 0 such as 1Gi or 512Mi", k.MaxSize)
+		} else {
+			data[runtimeconfig.Key("kept-max-bytes")] = strconv.FormatInt(q.Value(), 10)
+			args = append(args, "--kept-max-bytes", runtimeconfig.Ref("kept-max-bytes"))
+		}
+	}
+	if k.MaxAge != "" {
+		d, err := time.ParseDuration(k.MaxAge)
+		if err != nil || d <= 0 {
+			diags.Add(pos, "runtime.keptLetters.maxAge", "%q is not a duration above 0 such as 168h or 30m", k.MaxAge)
+		} else {
+			data[runtimeconfig.Key("kept-max-age")] = d.String()
+			args = append(args, "--kept-max-age", runtimeconfig.Ref("kept-max-age"))
+		}
+	}
+	return data, args, diags
 }
 
 func settings(cfg *project.Config) (runtimeSettings, diag.List) {
@@ -198,6 +232,7 @@ func settings(cfg *project.Config) (runtimeSettings, diag.List) {
 			s.uiData = map[string]string{runtimeconfig.Key("ui-recent-events"): strconv.FormatInt(*r.UI.RecentEvents, 10)}
 			s.uiArgs = []string{"--ui-recent-events", runtimeconfig.Ref("ui-recent-events")}
 		}
+		s.keptData, s.keptArgs, diags = keptLettersConfig(r.KeptLetters, pos, diags)
 		if r.Metrics != nil && r.Metrics.ServiceMonitor != nil && r.Metrics.ServiceMonitor.Enabled {
 			s.serviceMonitor = r.Metrics.ServiceMonitor
 		}
@@ -276,6 +311,7 @@ func (p *kncPlugin) Render(req *Request) ([]Object, error) {
 	}
 	maps.Copy(jetstream, set.tracingData)
 	maps.Copy(jetstream, set.uiData)
+	maps.Copy(jetstream, set.keptData)
 	jetstreamName := JetStreamPrefix + contentHash(mapBytes(jetstream))
 
 	var objs []any

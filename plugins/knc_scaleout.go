@@ -47,6 +47,7 @@ func (p *kncPlugin) workload(ns string, set runtimeSettings, routesName, jetstre
 	c := &d.Spec.Template.Spec.Containers[0]
 	c.Args = append(c.Args, set.tracingArgs...)
 	c.Args = append(c.Args, set.uiArgs...)
+	c.Args = append(c.Args, set.keptArgs...)
 	switch {
 	case set.natsURL != "":
 		return []any{externalNATS(d, set)}

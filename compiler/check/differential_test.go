@@ -275,6 +275,16 @@ var mutations = []struct {
 	{"Subscription", "spec.reply", "{}"},
 	{"Subscription", "spec.delivery.deadLetterSink.uri", "/x"},
 	{"Subscription", "spec.filter", "{}"},
+	// knc.dev/keep-dead-lettered is "true" or "false" on the four kinds the
+	// runtime serves, and free on the others.
+	{"Broker", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'true', eventing.knative.dev/broker.class: knc}"},
+	{"Broker", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'yes'}"},
+	{"Trigger", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'false'}"},
+	{"Trigger", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'True'}"},
+	{"Channel", "metadata.annotations", "{knc.dev/keep-dead-lettered: ''}"},
+	{"Subscription", "metadata.annotations", "{knc.dev/keep-dead-lettered: '1'}"},
+	{"Subscription", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'true'}"},
+	{"PingSource", "metadata.annotations", "{knc.dev/keep-dead-lettered: 'yes'}"},
 }
 
 func TestGoValidatorsAgreeWithCUESchema(t *testing.T) {

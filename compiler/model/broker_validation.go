@@ -5,6 +5,7 @@ package model
 func (b *Broker) Validate(f Features, namespace string) FieldErrors {
 	var errs FieldErrors
 	validateMeta(&errs, &b.Metadata)
+	validateKeepDeadLettered(&errs, &b.Metadata)
 	if class, ok := b.Metadata.Annotations[BrokerClassAnnotation]; ok && class == "" {
 		errs.Add("metadata.annotations["+BrokerClassAnnotation+"]", "must not be empty; remove it to get knc's default class")
 	}

@@ -5,6 +5,7 @@ package model
 func (c *Channel) Validate(f Features, namespace string) FieldErrors {
 	var errs FieldErrors
 	validateMeta(&errs, &c.Metadata)
+	validateKeepDeadLettered(&errs, &c.Metadata)
 	if t := c.Spec.ChannelTemplate; t != nil {
 		if t.APIVersion == "" {
 			errs.Add("spec.channelTemplate.apiVersion", "must not be empty")

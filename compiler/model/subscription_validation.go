@@ -5,6 +5,7 @@ package model
 func (s *Subscription) Validate(f Features, namespace string) FieldErrors {
 	var errs FieldErrors
 	validateMeta(&errs, &s.Metadata)
+	validateKeepDeadLettered(&errs, &s.Metadata)
 	rc := refContext{features: f}
 	if s.Spec.Channel == (KReference{}) {
 		errs.Add("spec.channel", "must reference a Channel: give its apiVersion, kind and name")

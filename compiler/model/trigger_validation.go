@@ -13,6 +13,7 @@ import (
 func (t *Trigger) Validate(f Features, namespace string) FieldErrors {
 	var errs FieldErrors
 	validateMeta(&errs, &t.Metadata)
+	validateKeepDeadLettered(&errs, &t.Metadata)
 	s := &t.Spec
 	rc := refContext{features: f}
 	switch {

@@ -79,6 +79,17 @@ type Runtime struct {
 	Tracing       *Tracing     `json:"tracing,omitempty"`
 	Metrics       *Metrics     `json:"metrics,omitempty"`
 	UI            *RuntimeUI   `json:"ui,omitempty"`
+	KeptLetters   *KeptLetters `json:"keptLetters,omitempty"`
+}
+
+// KeptLetters bounds the store of kept letters (knc dlq), per namespace:
+// the oldest letters are evicted, and counted, to stay within MaxSize, and
+// letters older than MaxAge are removed.
+type KeptLetters struct {
+	// MaxSize is a Kubernetes quantity such as 1Gi.
+	MaxSize string `json:"maxSize,omitempty"`
+	// MaxAge is a Go duration such as 168h.
+	MaxAge string `json:"maxAge,omitempty"`
 }
 
 // RuntimeUI configures the live page the runtime serves at /ui.

@@ -81,9 +81,10 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		for _, tr := range triggers[model.KeyOf(b)] {
 			te := c.set.Index[model.KeyOf(tr)]
 			rt := routing.Trigger{
-				Source:     object(&tr.Metadata, tr),
-				Subscriber: c.destination(&tr.Spec.Subscriber),
-				Delivery:   rb.Delivery,
+				Source:           object(&tr.Metadata, tr),
+				Subscriber:       c.destination(&tr.Spec.Subscriber),
+				Delivery:         rb.Delivery,
+				KeepDeadLettered: keepDeadLettered(&tr.Metadata, &b.Metadata),
 			}
 			if setsAny(tr.Spec.Delivery) {
 				rt.Delivery = c.delivery(te, "spec.delivery", tr.Spec.Delivery, &diags)
@@ -111,7 +112,7 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		rc.Delivery = c.delivery(entry, "spec.delivery", ch.Spec.Delivery, &diags)
 		for _, s := range subs[model.KeyOf(ch)] {
 			se := c.set.Index[model.KeyOf(s)]
-			rs := routing.Subscription{Source: object(&s.Metadata, s), Delivery: rc.Delivery}
+			rs := routing.Subscription{Source: object(&s.Metadata, s), Delivery: rc.Delivery, KeepDeadLettered: keepDeadLettered(&s.Metadata, &ch.Metadata)}
 			if s.Spec.Subscriber != nil {
 				d := c.destination(s.Spec.Subscriber)
 				rs.Subscriber = &d
@@ -132,6 +133,17 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Source, b.Source) })
 	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Source, b.Source) })
 	return t, diags
+}
+
+// keepDeadLettered is the effective knc.dev/keep-dead-lettered of a Trigger
+// or Subscription: its own annotation when it has one, otherwise its Broker's
+// or Channel's (parent).
+func keepDeadLettered(target, parent *model.ObjectMeta) bool {
+	if keep, set := model.KeepDeadLettered(target); set {
+		return keep
+	}
+	keep, _ := model.KeepDeadLettered(parent)
+	return keep
 }
 
 func compareObjects(a, b routing.Source) int {

@@ -191,6 +191,86 @@ func TestCompile(t *testing.T) {
 	}
 }
 
+// TestKeepDeadLetteredAnnotation: knc.dev/keep-dead-lettered of a Trigger
+// or Subscription wins; without one, its Broker's or Channel's applies.
+func TestKeepDeadLetteredAnnotation(t *testing.T) {
+	got := compile(t, map[string]string{"objects.yaml": `apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: keeping
+  annotations: {knc.dev/keep-dead-lettered: "true"}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata: {name: plain}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: inherits}
+spec: {broker: keeping, subscriber: {uri: "http://s/"}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: opts-out
+  annotations: {knc.dev/keep-dead-lettered: "false"}
+spec: {broker: keeping, subscriber: {uri: "http://s/"}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata: {name: plain}
+spec: {broker: plain, subscriber: {uri: "http://s/"}}
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: opts-in
+  annotations: {knc.dev/keep-dead-lettered: "true"}
+spec: {broker: plain, subscriber: {uri: "http://s/"}}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata:
+  name: keeping
+  annotations: {knc.dev/keep-dead-lettered: "true"}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata: {name: inherits}
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: keeping}
+  subscriber: {uri: "http://s/"}
+---
+apiVersion: messaging.knative.dev/v1
+kind: Subscription
+metadata:
+  name: opts-out
+  annotations: {knc.dev/keep-dead-lettered: "false"}
+spec:
+  channel: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: keeping}
+  subscriber: {uri: "http://s/"}
+`})
+	keep := map[string]bool{}
+	for _, b := range got.Brokers {
+		for _, tr := range b.Triggers {
+			keep["trigger "+b.Name+"/"+tr.Name] = tr.KeepDeadLettered
+		}
+	}
+	for _, c := range got.Channels {
+		for _, s := range c.Subscriptions {
+			keep["subscription "+c.Name+"/"+s.Name] = s.KeepDeadLettered
+		}
+	}
+	want := map[string]bool{
+		"trigger keeping/inherits": true, "trigger keeping/opts-out": false,
+		"trigger plain/plain": false, "trigger plain/opts-in": true,
+		"subscription keeping/inherits": true, "subscription keeping/opts-out": false,
+	}
+	if d := cmp.Diff(want, keep); d != "" {
+		t.Errorf("KeepDeadLettered (-want +got):\n%s", d)
+	}
+}
+
 func TestSpecHashFollowsTheSpec(t *testing.T) {
 	base := compile(t, map[string]string{"knc.yaml": config, "objects.yaml": manifests})
 	// An unchanged spec in a changed file hashes the same.

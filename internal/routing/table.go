@@ -72,6 +72,10 @@ type Trigger struct {
 	// Delivery is the effective delivery: the Trigger's own when it sets any
 	// field, otherwise its Broker's.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// KeepDeadLettered asks for a copy of each delivery the dead-letter sink
+	// accepted to be kept as a kept letter: the knc.dev/keep-dead-lettered
+	// annotation of the Trigger when it has one, otherwise its Broker's.
+	KeepDeadLettered bool `json:"keepDeadLettered,omitempty"`
 }
 
 // Channel is an ingress point whose events go to every Subscription.
@@ -93,6 +97,9 @@ type Subscription struct {
 	// Delivery is the effective delivery: the Subscription's own when it sets
 	// any field, otherwise its Channel's.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// KeepDeadLettered is Trigger.KeepDeadLettered, from the Subscription's
+	// annotation or else its Channel's.
+	KeepDeadLettered bool `json:"keepDeadLettered,omitempty"`
 }
 
 // Filter is one entry of spec.filters; exactly one field is set.

@@ -16,15 +16,16 @@ func sampleTable() *Table {
 			Delivery: &Delivery{Retry: 3, BackoffPolicy: BackoffExponential, BackoffDelay: Duration(200 * time.Millisecond),
 				DeadLetterSink: &Destination{URI: "http://dls.default.svc.cluster.local/"}},
 			Triggers: []Trigger{{
-				Source:     Source{Namespace: "default", Name: "t1"},
-				Filters:    []Filter{{Exact: map[string]string{"type": "a"}}, {Not: &Filter{CESQL: "source LIKE 'x%'"}}},
-				Subscriber: Destination{Ref: &Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "svc"}, URI: "/path"},
+				Source:           Source{Namespace: "default", Name: "t1"},
+				Filters:          []Filter{{Exact: map[string]string{"type": "a"}}, {Not: &Filter{CESQL: "source LIKE 'x%'"}}},
+				Subscriber:       Destination{Ref: &Ref{APIVersion: "serving.knative.dev/v1", Kind: "Service", Namespace: "default", Name: "svc"}, URI: "/path"},
+				KeepDeadLettered: true,
 			}},
 		}},
 		Channels: []Channel{{
 			Source:        Source{Namespace: "default", Name: "default"},
 			Path:          ChannelPath("default", "default"),
-			Subscriptions: []Subscription{{Source: Source{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}}},
+			Subscriptions: []Subscription{{Source: Source{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}, KeepDeadLettered: true}},
 		}},
 	}
 }
@@ -49,6 +50,9 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}
 	if string(again) != string(b) {
 		t.Errorf("encoding is not stable:\n%s\n---\n%s", b, again)
+	}
+	if n := strings.Count(string(b), `"keepDeadLettered": true`); n != 2 {
+		t.Errorf("keepDeadLettered is written %d times, want 2 (a Trigger and a Subscription):\n%s", n, b)
 	}
 	if !strings.Contains(string(b), `"backoffDelay": "200ms"`) {
 		t.Errorf("durations should encode as Go duration strings:\n%s", b)

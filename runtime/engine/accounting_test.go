@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/kept"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 )
 
@@ -26,8 +28,12 @@ type outcomes struct {
 // (dropped, kept-letters-full) were counted kept.
 func (o outcomes) settled() float64 {
 	n := o.Delivered + o.DeadLettered
-	for _, v := range o.Kept {
-		n += v
+	for reason, v := range o.Kept {
+		// A copy of a dead-lettered delivery, or a delivery's reply, is
+		// not an outcome: the delivery has its own.
+		if kept.Outcome(reason) {
+			n += v
+		}
 	}
 	for reason, v := range o.Dropped {
 		if reason != metrics.DropKeptLettersFull {
@@ -166,8 +172,8 @@ func TestAccountingInvariant(t *testing.T) {
 		"trigger/ok":        {Accepted: events, Delivered: events},
 		"trigger/flaky":     {Accepted: events, Delivered: events},
 		"trigger/rejecting": {Accepted: events, DeadLettered: events},
-		"trigger/failing":   {Accepted: events, Kept: map[string]float64{metrics.DropNoDeadLetterSink: events}},
-		"trigger/sink-down": {Accepted: events, Kept: map[string]float64{metrics.DropDeadLetterFailed: events}},
+		"trigger/failing":   {Accepted: events, Kept: map[string]float64{kept.ReasonNoDeadLetterSink: events}},
+		"trigger/sink-down": {Accepted: events, Kept: map[string]float64{kept.ReasonDeadLetterFailed: events}},
 		"trigger/replier":   {Accepted: events, Delivered: events},
 		"trigger/replies":   {Accepted: events, Delivered: events},
 		"subscription/s":    {Accepted: events, Delivered: events},
@@ -225,12 +231,12 @@ func TestAccountingInvariant(t *testing.T) {
 	}
 }
 
-// TestAccountingCountsPurgedHeldDeliveries checks that the deliveries held
-// for a Trigger whose subscriber never resolved are counted as dropped when
-// a reload deletes the Trigger: purged while another Trigger is still
-// unresolved, moved back and dropped by the dispatch stage once every
-// Trigger left is ready.
-func TestAccountingCountsPurgedHeldDeliveries(t *testing.T) {
+// TestDeletedTargetsHeldDeliveriesAreKept checks that the deliveries held
+// for a Trigger whose subscriber never resolved are kept, reason unrouted,
+// when a reload deletes the Trigger: kept and removed while another
+// Trigger is still unresolved, moved back and kept by the dispatch stage
+// once every Trigger left is ready.
+func TestDeletedTargetsHeldDeliveriesAreKept(t *testing.T) {
 	const events = 5
 	ok := newRecorder(t)
 	unresolved := func(name string) routing.Trigger {
@@ -239,7 +245,11 @@ func TestAccountingCountsPurgedHeldDeliveries(t *testing.T) {
 			Subscriber: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "missing"}},
 		}
 	}
-	e := startEngine(t, Options{Table: brokerTable(trigger("ok", ok.srv.URL, nil), unresolved("first"), unresolved("second"))})
+	e := startEngine(t, Options{
+		Table:        brokerTable(trigger("ok", ok.srv.URL, nil), unresolved("first"), unresolved("second")),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+	})
 	for i := range events {
 		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
 			t.Fatalf("POST = %d, want 202", code)
@@ -259,16 +269,26 @@ func TestAccountingCountsPurgedHeldDeliveries(t *testing.T) {
 		if err := e.Reload(context.Background(), step.table); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the held deliveries of "+step.deleted+" to be counted as dropped", func() bool {
-			return accountOf(t, e)[step.deleted].Dropped[metrics.DropUnrouted] >= events
+		eventually(t, 10*time.Second, "the held deliveries of "+step.deleted+" to be kept", func() bool {
+			return accountOf(t, e)[step.deleted].Kept[kept.ReasonUnrouted] >= events
 		})
 	}
-	want := outcomes{Accepted: events, Dropped: map[string]float64{metrics.DropUnrouted: events}}
+	want := outcomes{Accepted: events, Kept: map[string]float64{kept.ReasonUnrouted: events}}
 	got := accountOf(t, e)
 	for _, key := range []string{"trigger/first", "trigger/second"} {
 		if diff := cmp.Diff(want, got[key]); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", key, diff)
 		}
+	}
+	letters := map[string]int{}
+	for _, l := range listLetters(t, e, kept.Filter{Reason: kept.ReasonUnrouted}) {
+		letters[l.TargetKind+"/"+l.Target]++
+		if l.Error == "" || l.Event.Type != "t" {
+			t.Errorf("letter %+v: want the event and why it was kept", l)
+		}
+	}
+	if d := cmp.Diff(map[string]int{"Trigger/first": events, "Trigger/second": events}, letters); d != "" {
+		t.Errorf("letters by target (-want +got):\n%s", d)
 	}
 }
 

@@ -257,7 +257,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 	e.ready.Store(true)
 	e.refreshStatus()
 	close(e.readyCh)
-	e.log.Info("serving", "url", e.baseURL, "admin_url", e.AdminURL(), "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards)
+	e.log.Info("serving", "url", e.baseURL, "admin_url", e.AdminURL(), "brokers", len(e.opts.Table.Brokers), "channels", len(e.opts.Table.Channels), "durability", e.opts.Durability, "ingress_shards", e.opts.IngressShards, "kept_max_bytes", e.keeper.maxBytes, "kept_max_age", e.opts.KeptMaxAge)
 	return nil
 }
 
@@ -356,11 +356,12 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 	return errors.Join(errs...)
 }
 
-// purgeDeletedTargets removes the held deliveries of Triggers and
-// Subscriptions that are gone, and counts them as dropped. When every
-// target of the source is ready, the unpark stage follows every hold
-// subject and moves them back to the dispatch stage, which drops and counts
-// them; purging them as well could count one twice.
+// purgeDeletedTargets keeps the held deliveries of Triggers and
+// Subscriptions that are gone as kept letters, reason unrouted, and
+// removes them. When every target of the source is ready, the unpark
+// stage follows every hold subject and moves them back to the dispatch
+// stage, which keeps them; keeping them here as well could count one
+// twice.
 func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *pipeline.Plan) {
 	for _, src := range old.Sources() {
 		now := cur.Source(src.Names().ID)
@@ -372,15 +373,40 @@ func (e *Engine) purgeDeletedTargets(ctx context.Context, old, cur *pipeline.Pla
 				continue
 			}
 			for _, st := range []string{pipeline.StageHoldSend, pipeline.StageHoldDead} {
-				n, err := e.purgeSubject(ctx, src.Names().OutStream, src.Names().Subject(st, t.Token()))
-				if err != nil {
+				if err := e.keepHeld(ctx, src, t, src.Names().Subject(st, t.Token())); err != nil {
 					kind, name := t.Describe()
-					e.log.Warn("could not remove the held events of a deleted target", "kind", kind, "name", name, "error", err)
-					continue
+					e.log.Warn("could not keep the held events of a deleted target; they stay held", "kind", kind, "name", name, "error", err)
 				}
-				t.DropUnrouted(n)
 			}
 		}
+	}
+}
+
+// keepHeld keeps, then removes, each delivery of subject, held for t of
+// src, one at a time: a crash in between keeps a letter twice under one
+// message ID, which the store takes once.
+func (e *Engine) keepHeld(ctx context.Context, src *pipeline.Source, t *pipeline.Target, subject string) error {
+	stream := src.Names().OutStream
+	s, err := e.js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	for seq := uint64(1); ; {
+		raw, err := s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the held deliveries of %s: %w", subject, err)
+		}
+		m := &nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data}
+		if err := e.proc.KeepDeleted(ctx, src, t, m, stream, raw.Sequence); err != nil {
+			return err
+		}
+		if _, err := deleteMsg(ctx, s, raw.Sequence); err != nil {
+			return fmt.Errorf("removing a held delivery of %s: %w", subject, err)
+		}
+		seq = raw.Sequence + 1
 	}
 }
 

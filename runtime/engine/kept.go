@@ -120,7 +120,7 @@ func (k *keeper) Keep(ctx context.Context, namespace string, m *nats.Msg, id str
 		if err == nil {
 			return fresh[0], nil
 		}
-		if !isFull(err) || tries >= 1000 {
+		if !errors.Is(err, errStreamFull) || tries >= 1000 {
 			return false, err
 		}
 		if err := k.evictOldest(ctx, namespace); err != nil {
@@ -138,10 +138,6 @@ func letterSize(m *nats.Msg) int64 {
 		}
 	}
 	return int64(n)
-}
-
-func isFull(err error) bool {
-	return strings.Contains(err.Error(), "maximum bytes exceeded") || strings.Contains(err.Error(), "maximum messages exceeded")
 }
 
 // evictOldest removes the first message of the namespace's stream and
@@ -174,16 +170,28 @@ func (k *keeper) remove(ctx context.Context, s jetstream.Stream, seq uint64, cou
 	if err != nil {
 		return fmt.Errorf("reading kept letter %d: %w", seq, err)
 	}
-	if err := s.DeleteMsg(ctx, seq); err != nil {
-		if errors.Is(err, jetstream.ErrMsgNotFound) || strings.Contains(err.Error(), "no message found") {
-			return nil
-		}
-		return fmt.Errorf("removing kept letter %d: %w", seq, err)
+	if deleted, err := deleteMsg(ctx, s, seq); err != nil || !deleted {
+		return err
 	}
 	if _, isMark := kept.ReplayedSeq(raw.Subject); !isMark && count != nil {
 		count(k.forLetter(raw.Header))
 	}
 	return nil
+}
+
+// deleteMsg deletes message seq of s. A message removed meanwhile, by
+// another eviction, sweep or purge that counted it, is not deleted here,
+// and is not an error: the API's answer to deleting it does not carry the
+// typed not-found error, so it is asked for again.
+func deleteMsg(ctx context.Context, s jetstream.Stream, seq uint64) (deleted bool, err error) {
+	err = s.DeleteMsg(ctx, seq)
+	if err == nil {
+		return true, nil
+	}
+	if _, gone := s.GetMsg(ctx, seq); errors.Is(gone, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	return false, fmt.Errorf("removing message %d of %s: %w", seq, s.CachedInfo().Config.Name, err)
 }
 
 // forLetter accounts for the target a letter names.
@@ -195,9 +203,9 @@ func (k *keeper) forLetter(h nats.Header) *metrics.Target {
 // namespaces lists the namespaces that have a stream of letters.
 func (k *keeper) namespaces(ctx context.Context) ([]string, error) {
 	var out []string
-	names := k.js.StreamNames(ctx, jetstream.WithStreamListSubject("knc.kept.>"))
+	names := k.js.StreamNames(ctx, jetstream.WithStreamListSubject(kept.AllSubjects))
 	for name := range names.Name() {
-		if ns, ok := strings.CutPrefix(name, "knc_kept_"); ok {
+		if ns, ok := kept.NamespaceOf(name); ok {
 			out = append(out, ns)
 		}
 	}

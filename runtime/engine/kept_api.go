@@ -35,6 +35,9 @@ type storedLetter struct {
 	seq       uint64
 	msg       *nats.Msg
 	letter    kept.Letter
+	// unreadable is why the message could not be read as a letter; it is
+	// then listed as it is, and never replayed.
+	unreadable error
 }
 
 // scan reads every letter of the namespaces f selects, in the order they
@@ -110,9 +113,9 @@ func (k *keeper) scanNamespace(ctx context.Context, ns string, withData bool) ([
 			l, err := kept.Read(ns, seq, raw, withData)
 			if err != nil {
 				// Not a letter this runtime can read; shown as it is.
-				l = kept.Letter{ID: kept.ID(ns, seq), Namespace: ns, Reason: "unreadable", Error: err.Error()}
+				l = kept.Letter{ID: kept.ID(ns, seq), Namespace: ns, Reason: raw.Header.Get(kept.HeaderReason), Error: err.Error()}
 			}
-			letters = append(letters, storedLetter{namespace: ns, seq: seq, msg: raw, letter: l})
+			letters = append(letters, storedLetter{namespace: ns, seq: seq, msg: raw, letter: l, unreadable: err})
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("reading the kept letters of %s: %w", ns, err)
@@ -148,8 +151,8 @@ func (e *Engine) replayLetters(ctx context.Context, req kept.ReplayRequest) (kep
 			skip("replayed before, at " + l.letter.ReplayedAt.Format(time.RFC3339) + "; --force replays it again")
 			continue
 		}
-		if l.letter.Reason == "unreadable" {
-			skip("the letter cannot be read: " + l.letter.Error)
+		if l.unreadable != nil {
+			skip("the letter cannot be read: " + l.unreadable.Error())
 			continue
 		}
 		if req.DryRun {
@@ -188,7 +191,7 @@ func (e *Engine) replayLetters(ctx context.Context, req kept.ReplayRequest) (kep
 func replayEvent(l storedLetter, req kept.ReplayRequest, ttl int32) (*nats.Msg, error) {
 	h := nats.Header{}
 	for name, v := range l.msg.Header {
-		if strings.HasPrefix(name, "knc-kept-") || strings.HasPrefix(name, "Nats-") {
+		if strings.HasPrefix(name, kept.HeaderPrefix) || strings.HasPrefix(name, "Nats-") {
 			continue
 		}
 		h[name] = v
@@ -221,6 +224,9 @@ func (e *Engine) replayToTarget(ctx context.Context, l storedLetter, req kept.Re
 	if src == nil {
 		return fmt.Sprintf("%s %s is not served any more; --to URL sends it elsewhere", l.letter.SourceKind, l.letter.Source), nil
 	}
+	if l.letter.Reason == kept.ReasonTTL {
+		return e.replayReply(ctx, l, req, src)
+	}
 	t := src.Target(l.msg.Header.Get(kept.HeaderTargetToken))
 	if t == nil {
 		return fmt.Sprintf("%s %s is not served any more; --to URL sends it elsewhere", l.letter.TargetKind, l.letter.Target), nil
@@ -242,6 +248,34 @@ func (e *Engine) replayToTarget(ctx context.Context, l storedLetter, req kept.Re
 	}
 	if fresh[0] {
 		t.CountReplayed()
+	}
+	return "", nil
+}
+
+// replayReply stores a reply kept because its TTL was exhausted in its
+// Broker, as its Trigger would have, to be routed to every Trigger: only
+// with a fresh TTL, which a reply loop would exhaust again otherwise.
+func (e *Engine) replayReply(ctx context.Context, l storedLetter, req kept.ReplayRequest, src *pipeline.Source) (why string, err error) {
+	if !req.ResetTTL {
+		return "a reply whose TTL was exhausted, which usually means a reply loop; --reset-ttl stores it in its Broker with a fresh TTL", nil
+	}
+	m, err := replayEvent(l, req, e.opts.DefaultTTL)
+	if err != nil {
+		return "the letter's event cannot be read: " + err.Error(), nil
+	}
+	m.Subject = src.Names().In
+	id := "replay:" + l.letter.ID
+	if !l.letter.ReplayedAt.IsZero() {
+		id += ":" + strconv.FormatInt(l.letter.ReplayedAt.UnixNano(), 10)
+	}
+	fresh := []bool{false}
+	if err := e.acks.PublishAll(ctx, []*nats.Msg{m}, []string{id}, fresh); err != nil {
+		return "", err
+	}
+	if fresh[0] {
+		if t := src.Target(l.msg.Header.Get(kept.HeaderTargetToken)); t != nil {
+			t.CountReplayed()
+		}
 	}
 	return "", nil
 }

@@ -270,3 +270,116 @@ func TestExpiredKeptLettersAreCounted(t *testing.T) {
 		t.Errorf("knc_kept_letters_expired_total = %v, want %d", n, events)
 	}
 }
+
+// TestDeadLetteredCopiesAreKept: a Trigger with keepDeadLettered (the
+// annotation knc.dev/keep-dead-lettered) keeps a copy of each delivery its
+// dead-letter sink accepted, with the failure that sent it there; a
+// Trigger without it keeps none. The deliveries stay counted
+// dead-lettered, and the accounting balances.
+func TestDeadLetteredCopiesAreKept(t *testing.T) {
+	const events = 10
+	failing := newRecorder(t)
+	failing.respond = answer(http.StatusBadRequest)
+	sink := newRecorder(t)
+	withSink := func(tr routing.Trigger) routing.Trigger {
+		tr.Delivery = &routing.Delivery{DeadLetterSink: &routing.Destination{URI: sink.srv.URL}}
+		return tr
+	}
+	copied := withSink(trigger("copied", failing.srv.URL+"/copied", map[string]string{"type": "t"}))
+	copied.KeepDeadLettered = true
+	e := startEngine(t, Options{
+		Table:        brokerTable(copied, withSink(trigger("plain", failing.srv.URL+"/plain", map[string]string{"type": "t"}))),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+	})
+	for i := range events {
+		if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint("e", i), "t"); code != http.StatusAccepted {
+			t.Fatalf("POST = %d, want 202", code)
+		}
+	}
+	eventually(t, 60*time.Second, "every delivery to be dead-lettered", func() bool {
+		got := accountOf(t, e)
+		return got["trigger/copied"].DeadLettered == events && got["trigger/plain"].DeadLettered == events
+	})
+	got := accountOf(t, e)
+	if n := got["trigger/copied"].Kept[kept.ReasonDeadLettered]; n != events {
+		t.Errorf("copied: kept{reason=%s} = %v, want %d", kept.ReasonDeadLettered, n, events)
+	}
+	if n := len(got["trigger/plain"].Kept); n != 0 {
+		t.Errorf("plain: kept %v, want nothing: it does not ask for copies", got["trigger/plain"].Kept)
+	}
+	for key, o := range got {
+		if o.Accepted != o.settled() {
+			t.Errorf("%s: accepted %v != settled %v: %+v", key, o.Accepted, o.settled(), o)
+		}
+	}
+	letters := listLetters(t, e, kept.Filter{})
+	if len(letters) != events {
+		t.Fatalf("%d letters, want %d, all of Trigger copied", len(letters), events)
+	}
+	for _, l := range letters {
+		if l.Target != "copied" || l.Reason != kept.ReasonDeadLettered || l.Status != http.StatusBadRequest ||
+			l.Destination != failing.srv.URL+"/copied" || l.KnativeError["knativeerrorcode"] != "400" {
+			t.Errorf("letter %+v: want Trigger copied, reason %s, status 400 from %s", l, kept.ReasonDeadLettered, failing.srv.URL+"/copied")
+		}
+		if _, ok := l.Event.Extensions["knativeerrorcode"]; ok {
+			t.Errorf("letter %s keeps the knativeerror* extensions in its event; a replay would send them to the subscriber", l.ID)
+		}
+	}
+}
+
+// TestRepliesBeyondTheirTTLAreKept: a Trigger whose subscriber replies to
+// every event with an event it matches again loops until the TTL is
+// exhausted; the last reply is kept as a letter of the Trigger, reason
+// ttl, beside the delivery's outcome (delivered). A replay sends it to the
+// Broker only with --reset-ttl, where it loops again and is kept again.
+func TestRepliesBeyondTheirTTLAreKept(t *testing.T) {
+	loop := newRecorder(t)
+	loop.respond = func(w http.ResponseWriter, _ *http.Request, n int) {
+		w.Header().Set("Ce-Specversion", "1.0")
+		w.Header().Set("Ce-Id", fmt.Sprint("reply-", n))
+		w.Header().Set("Ce-Source", "/loop")
+		w.Header().Set("Ce-Type", "t")
+		w.WriteHeader(http.StatusOK)
+	}
+	e := startEngine(t, Options{
+		Table:        brokerTable(trigger("loop", loop.srv.URL, map[string]string{"type": "t"})),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+		DefaultTTL:   3,
+	})
+	if code := post(t, e.URL()+"/brokers/ns/b", "start", "t"); code != http.StatusAccepted {
+		t.Fatalf("POST = %d, want 202", code)
+	}
+	eventually(t, 30*time.Second, "the reply beyond the TTL to be kept", func() bool {
+		return accountOf(t, e)["trigger/loop"].Kept[kept.ReasonTTL] == 1
+	})
+	o := accountOf(t, e)["trigger/loop"]
+	if o.Accepted != o.Delivered || o.Accepted != o.settled() || o.Accepted == 0 {
+		t.Errorf("accounting %+v: every delivery of the loop was delivered, and the kept reply is no outcome", o)
+	}
+	if n := testutilCounterWith(e, "knc_events_dropped_total", "reason", kept.ReasonTTL); n != 0 {
+		t.Errorf("knc_events_dropped_total{reason=ttl} = %v, want 0: the reply is kept", n)
+	}
+	letters := listLetters(t, e, kept.Filter{Reason: kept.ReasonTTL})
+	if len(letters) != 1 || letters[0].Target != "loop" || letters[0].Event.Source != "/loop" {
+		t.Fatalf("letters %+v, want the loop's last reply, of Trigger loop", letters)
+	}
+	seen := loop.count()
+
+	var res kept.ReplayResult
+	callAPI(t, e, http.MethodPost, kept.PathReplay, testAdminToken, kept.ReplayRequest{Filter: kept.Filter{Reason: kept.ReasonTTL}}, &res)
+	if len(res.Replayed) != 0 || len(res.Skipped) != 1 {
+		t.Errorf("a replay without a fresh TTL replayed %v and skipped %v; want it skipped", res.Replayed, res.Skipped)
+	}
+	callAPI(t, e, http.MethodPost, kept.PathReplay, testAdminToken, kept.ReplayRequest{Filter: kept.Filter{Reason: kept.ReasonTTL}, ResetTTL: true}, &res)
+	if len(res.Replayed) != 1 {
+		t.Fatalf("a replay with a fresh TTL replayed %v, skipped %v; want it replayed", res.Replayed, res.Skipped)
+	}
+	eventually(t, 30*time.Second, "the replayed reply to loop again and be kept again", func() bool {
+		return accountOf(t, e)["trigger/loop"].Kept[kept.ReasonTTL] == 2
+	})
+	if loop.count() <= seen {
+		t.Errorf("the subscriber saw %d requests after the replay, %d before: the replay reached no Trigger", loop.count(), seen)
+	}
+}

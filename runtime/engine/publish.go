@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -192,7 +193,34 @@ func ackError(m *nats.Msg) error {
 	if resp.Error == nil {
 		return nil
 	}
-	return fmt.Errorf("publishing to JetStream: %s (code %d, error %d)", resp.Error.Description, resp.Error.Code, resp.Error.ErrCode)
+	return &publishError{Status: resp.Error.Code, Code: jetstream.ErrorCode(resp.Error.ErrCode), Description: resp.Error.Description}
+}
+
+// publishError is JetStream's refusal of a publish, as its answer says it.
+type publishError struct {
+	Status      int
+	Code        jetstream.ErrorCode
+	Description string
+}
+
+func (e *publishError) Error() string {
+	return fmt.Sprintf("publishing to JetStream: %s (code %d, error %d)", e.Description, e.Status, e.Code)
+}
+
+// errStreamFull matches, with errors.Is, the refusal of a stream that
+// discards new messages and is at its bytes or messages limit.
+var errStreamFull = errors.New("the stream is at its limit")
+
+// jsStoreFailed is the error code of every message JetStream did not
+// store (JSStreamStoreFailedF); only its description, the server's own
+// error, says why.
+const jsStoreFailed jetstream.ErrorCode = 10077
+
+// Is makes errors.Is(err, errStreamFull) tell a full stream from the other
+// failures to store, by the server's errors for the limits.
+func (e *publishError) Is(target error) bool {
+	return target == errStreamFull && e.Code == jsStoreFailed &&
+		(e.Description == server.ErrMaxBytes.Error() || e.Description == server.ErrMaxMsgs.Error())
 }
 
 // PublishAll publishes msgs and waits until JetStream stored all of them,

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +86,33 @@ func TestAckError(t *testing.T) {
 				t.Errorf("ackError = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFullStreamIsTyped: a stream with discard new that is at its limit
+// refuses a message with an answer errors.Is tells as errStreamFull,
+// wrapped or not; other refusals are not.
+func TestFullStreamIsTyped(t *testing.T) {
+	ack := func(code int, desc string) *nats.Msg {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 503, "err_code": code, "description": desc}})
+		return &nats.Msg{Data: b}
+	}
+	for _, tt := range []struct {
+		name string
+		msg  *nats.Msg
+		full bool
+	}{
+		{"bytes", ack(10077, "maximum bytes exceeded"), true},
+		{"messages", ack(10077, "maximum messages exceeded"), true},
+		{"another failure to store", ack(10077, "message size exceeds maximum allowed"), false},
+		{"another error", ack(10059, "stream not found"), false},
+	} {
+		err := ackError(tt.msg)
+		if err == nil {
+			t.Fatalf("%s: no error", tt.name)
+		}
+		if got := errors.Is(fmt.Errorf("publishing to x: %w", err), errStreamFull); got != tt.full {
+			t.Errorf("%s: errors.Is(%v, errStreamFull) = %v, want %v", tt.name, err, got, tt.full)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package kept
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,31 @@ func TestParseID(t *testing.T) {
 	for _, bad := range []string{"", "shop", "shop/", "/4", "shop/0", "shop/x", "shop/-1"} {
 		if _, _, err := ParseID(bad); err == nil {
 			t.Errorf("ParseID(%q) took it", bad)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	if ns, ok := NamespaceOf(StreamName("shop")); !ok || ns != "shop" {
+		t.Errorf("NamespaceOf(StreamName(shop)) = %q, %v", ns, ok)
+	}
+	for _, other := range []string{"knc_kept_", "knc_shop_b_in", "kept_shop"} {
+		if ns, ok := NamespaceOf(other); ok {
+			t.Errorf("NamespaceOf(%q) = %q: not a stream of letters", other, ns)
+		}
+	}
+	if seq, ok := ReplayedSeq(ReplayedSubject("shop", 42)); !ok || seq != 42 {
+		t.Errorf("ReplayedSeq(ReplayedSubject(shop, 42)) = %d, %v", seq, ok)
+	}
+	for _, other := range []string{Subject("shop", "b", "t"), "knc.kept.shop.replayed.x", "knc.kept.replayed.7", "other.shop.replayed.7"} {
+		if seq, ok := ReplayedSeq(other); ok {
+			t.Errorf("ReplayedSeq(%q) = %d: not a mark", other, seq)
+		}
+	}
+	for _, name := range []string{HeaderReason, HeaderSourceKind, HeaderSource, HeaderSourceID, HeaderTargetKind, HeaderTarget,
+		HeaderTargetToken, HeaderDestination, HeaderStatus, HeaderError, HeaderAttempts, HeaderKeptAt, HeaderErrorDest, HeaderErrorCode, HeaderErrorData} {
+		if !strings.HasPrefix(name, HeaderPrefix) {
+			t.Errorf("header %s does not start with %s: a replay would send it", name, HeaderPrefix)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
@@ -20,12 +21,37 @@ const (
 	// ReasonDeadLetterFailed: the dead-letter sink refused it too, after
 	// its retries.
 	ReasonDeadLetterFailed = "dead-letter-failed"
+	// ReasonDeadLettered: the dead-letter sink accepted it, and its Trigger
+	// or Subscription asks for a copy (knc.dev/keep-dead-lettered: "true").
+	// The delivery's outcome is dead-lettered; the letter is a copy.
+	ReasonDeadLettered = "dead-lettered"
+	// ReasonUnrouted: its Trigger or Subscription was deleted by a reload
+	// while the delivery was pending.
+	ReasonUnrouted = "unrouted"
+	// ReasonTTL: a reply of the Trigger's subscriber that would have
+	// exceeded its TTL (knativebrokerttl), which usually means a reply
+	// loop. The delivery was delivered; the letter is its reply, and a
+	// replay sends it to the Broker, with a fresh TTL only.
+	ReasonTTL = "ttl"
 )
+
+// Reasons are every reason a letter is kept for, in the order knc dlq
+// lists them in its help.
+var Reasons = []string{ReasonNoDeadLetterSink, ReasonDeadLetterFailed, ReasonUnrouted, ReasonTTL, ReasonDeadLettered}
+
+// Outcome reports whether a letter of reason is what became of its
+// delivery, rather than something it left beside an outcome of its own:
+// a copy of a dead-lettered delivery, or the reply of a delivered one.
+func Outcome(reason string) bool {
+	return reason != ReasonDeadLettered && reason != ReasonTTL
+}
 
 // Headers of a letter, beside the event's own (cehttp.ToNATS), its
 // pass-through headers (cehttp.NATSPassThrough) and knc-accepted. Names
-// are lower case: NATS headers are case sensitive.
+// are lower case: NATS headers are case sensitive. Each starts with
+// HeaderPrefix, so that a replay can leave them all out.
 const (
+	HeaderPrefix      = "knc-kept-"
 	HeaderReason      = "knc-kept-reason"
 	HeaderSourceKind  = "knc-kept-source-kind" // broker or channel
 	HeaderSource      = "knc-kept-source"      // namespace/name
@@ -52,33 +78,59 @@ const (
 // import.
 const headerAccepted = "knc-accepted"
 
+// Names of the streams and subjects of letters: every name is made here.
+const (
+	// streamPrefix starts the name of each namespace's stream.
+	streamPrefix = "knc_kept_"
+	// subjectPrefix starts every subject of every stream of letters.
+	subjectPrefix = "knc.kept."
+	// AllSubjects matches the subjects of every stream of letters.
+	AllSubjects = subjectPrefix + ">"
+	// kinds of subjects within a namespace's stream.
+	letterToken   = "letter"
+	replayedToken = "replayed"
+)
+
 // StreamName is the stream of the letters of namespace (a DNS label).
-func StreamName(namespace string) string { return "knc_kept_" + namespace }
+func StreamName(namespace string) string { return streamPrefix + namespace }
+
+// NamespaceOf returns the namespace whose letters the stream named name
+// holds, and false for a stream of something else.
+func NamespaceOf(stream string) (string, bool) {
+	ns, ok := strings.CutPrefix(stream, streamPrefix)
+	return ns, ok && ns != ""
+}
 
 // StreamSubjects are the subjects of the stream of namespace: letters,
 // and marks of the letters replayed.
 func StreamSubjects(namespace string) []string {
-	return []string{"knc.kept." + namespace + ".letter.>", "knc.kept." + namespace + ".replayed.*"}
+	base := subjectPrefix + namespace + "."
+	return []string{base + letterToken + ".>", base + replayedToken + ".*"}
 }
 
 // Subject is where a letter of source sourceID's target with subject
 // token target is stored.
 func Subject(namespace, sourceID, target string) string {
-	return "knc.kept." + namespace + ".letter." + sourceID + "." + target
+	return subjectPrefix + namespace + "." + letterToken + "." + sourceID + "." + target
 }
 
 // ReplayedSubject marks the letter seq of namespace replayed.
 func ReplayedSubject(namespace string, seq uint64) string {
-	return "knc.kept." + namespace + ".replayed." + strconv.FormatUint(seq, 10)
+	return subjectPrefix + namespace + "." + replayedToken + "." + strconv.FormatUint(seq, 10)
 }
 
 // ReplayedSeq reads the letter a mark's subject names.
 func ReplayedSeq(subject string) (uint64, bool) {
-	i := strings.LastIndexByte(subject, '.')
-	if i < 0 || !strings.Contains(subject, ".replayed.") {
+	rest, ok := strings.CutPrefix(subject, subjectPrefix)
+	if !ok {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(subject[i+1:], 10, 64)
+	// NAMESPACE.replayed.SEQ; a namespace holds no dot.
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 || parts[1] != replayedToken {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(parts[2], 10, 64)
 	return n, err == nil
 }
 
@@ -224,7 +276,9 @@ func Read(namespace string, seq uint64, m *nats.Msg, withData bool) (Letter, err
 		if l.Event.Extensions == nil {
 			l.Event.Extensions = map[string]string{}
 		}
-		l.Event.Extensions[k] = fmt.Sprint(v)
+		if l.Event.Extensions[k], err = types.Format(v); err != nil {
+			l.Event.Extensions[k] = fmt.Sprint(v)
+		}
 	}
 	for name, k := range map[string]string{"knativeerrordest": HeaderErrorDest, "knativeerrorcode": HeaderErrorCode, "knativeerrordata": HeaderErrorData} {
 		if v := h.Get(k); v != "" {

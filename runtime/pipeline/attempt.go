@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/knc-dev/knc/runtime/cehttp"
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/kept"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/tracing"
 )
@@ -251,7 +251,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 		}
 	}
 	if a.t.deadLetterURL == "" {
-		return a.keep(ctx, metrics.DropNoDeadLetterSink, failedURL, r, "no dead-letter sink")
+		return a.keep(ctx, kept.ReasonNoDeadLetterSink, failedURL, r, "no dead-letter sink")
 	}
 	dl := delivery.DeadLetter(a.ev, failedURL, r)
 	out := cehttp.ToNATS(dl, a.src.names.Subject(StageDead, a.t.token))
@@ -285,7 +285,7 @@ func (a *attempt) deliver(ctx context.Context) verdict {
 func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if a.t.deadLetterURL == "" {
 		// A reload removed the sink after the event was set aside for it.
-		return a.keep(ctx, metrics.DropNoDeadLetterSink, "", delivery.Result{}, "its dead-letter sink was removed")
+		return a.keep(ctx, kept.ReasonNoDeadLetterSink, "", delivery.Result{}, "its dead-letter sink was removed")
 	}
 	header := a.header()
 	var span tracing.Span
@@ -301,6 +301,11 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 		return release
 	}
 	if r.Success {
+		if a.t.keepDeadLettered && a.p.keeper != nil {
+			if v := a.keepCopy(ctx); v != finished {
+				return v
+			}
+		}
 		a.src.metrics.DeadLettered.Inc()
 		a.t.account.DeadLettered.Inc()
 		return finished
@@ -308,7 +313,7 @@ func (a *attempt) deadLetter(ctx context.Context) verdict {
 	if v, ok := a.retry(r); ok {
 		return v
 	}
-	return a.keep(ctx, metrics.DropDeadLetterFailed, a.t.deadLetterURL, r, "its dead-letter sink did not accept it either")
+	return a.keep(ctx, kept.ReasonDeadLetterFailed, a.t.deadLetterURL, r, "its dead-letter sink did not accept it either")
 }
 
 // retry schedules another attempt after a failed one, if the delivery
@@ -337,13 +342,10 @@ func resultAttrs(url string, r delivery.Result) []any {
 	return attrs
 }
 
-// errTTL reports a reply dropped because the loop limit was reached.
-var errTTL = errors.New("ttl exhausted")
-
 // enqueueReply stores a Trigger's reply in its Broker's ingress stream, so
 // that it is evaluated against every Trigger of the Broker, with the TTL
-// decremented. A reply that would reach TTL 0 is dropped (not an error:
-// the delivery itself succeeded).
+// decremented. A reply that would reach TTL 0 is kept instead (see
+// keepReply; not an error: the delivery itself succeeded).
 func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event, header http.Header) error {
 	ttl, ok := ingress.TTL(a.ev)
 	if !ok {
@@ -354,10 +356,7 @@ func (a *attempt) enqueueReply(ctx, spanCtx context.Context, reply *event.Event,
 	}
 	ttl--
 	if ttl <= 0 {
-		a.p.log.Info("dropping a reply: the event's TTL is exhausted, which usually means a reply loop",
-			a.logAttrs("reply", reply.ID(), "reason", errTTL)...)
-		a.src.metrics.Drop(metrics.DropTTL)
-		return nil
+		return a.keepReply(ctx, reply)
 	}
 	reply.SetExtension(ingress.ExtensionTTL, ttl)
 	var span tracing.Span

@@ -35,11 +35,7 @@ func (p *Processor) DispatchMsg(ctx context.Context, id string, msg jetstream.Ms
 	}
 	t := src.byToken[tok]
 	if t == nil {
-		p.log.Warn("dropping a delivery whose trigger or subscription no longer exists",
-			src.kind.String(), src.obj.Key(), "target", tok)
-		src.metrics.Drop(metrics.DropUnrouted)
-		src.metrics.ForToken(tok).Drop(metrics.DropUnrouted)
-		p.settle(msg, finished)
+		p.settle(msg, p.keepGone(ctx, src, tok, msg, meta))
 		return
 	}
 	if !t.ready {
@@ -120,4 +116,21 @@ func (c *claim) stop() {
 	defer c.mu.Unlock()
 	c.stopped = true
 	c.timer.Stop()
+}
+
+// keepGone ends a stored delivery whose Trigger or Subscription the
+// current plan does not serve (a reload deleted it): kept, reason
+// unrouted, under the name this process last knew it by.
+func (p *Processor) keepGone(ctx context.Context, src *Source, tok string, msg jetstream.Msg, meta *jetstream.MsgMetadata) verdict {
+	t := src.goneTarget(tok)
+	ev, err := eventOf(msg)
+	if err != nil {
+		p.log.Error("dropping a stored delivery that holds no valid event", src.kind.String(), src.obj.Key(), "subject", msg.Subject(), "error", err)
+		src.metrics.Drop(metrics.DropUnreadable)
+		t.account.Drop(metrics.DropUnreadable)
+		return terminate
+	}
+	a := &attempt{p: p, src: src, t: t, ev: ev, n: int(meta.NumDelivered), accepted: acceptedOf(msg.Headers()),
+		passThrough: msg.Headers().Get(cehttp.NATSPassThrough), id: deliveryID{stream: meta.Stream, seq: meta.Sequence.Stream, event: -1, token: tok}}
+	return a.keepUnrouted(ctx)
 }

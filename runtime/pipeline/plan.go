@@ -80,7 +80,10 @@ type Target struct {
 	// drops them. A Trigger's replies go back to its Broker.
 	replyURL      string
 	deadLetterURL string
-	delivery      *routing.Delivery
+	// keepDeadLettered keeps a copy of each delivery the dead-letter sink
+	// accepted as a kept letter (knc.dev/keep-dead-lettered).
+	keepDeadLettered bool
+	delivery         *routing.Delivery
 	// header is what every request of the target carries when its event
 	// has no pass-through headers: Kn-Namespace, the target's namespace,
 	// as Knative's dispatcher sends it. It is shared and never modified.
@@ -186,7 +189,7 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 		for j := range b.Triggers {
 			tr := &b.Triggers[j]
 			unique(knative.KindTrigger, tr.Source, "broker "+b.Key())
-			tg := &Target{kind: knative.KindTrigger, obj: tr.Source, token: token(tr.Source), delivery: tr.Delivery, header: namespaceHeader(tr.Namespace)}
+			tg := &Target{kind: knative.KindTrigger, obj: tr.Source, token: token(tr.Source), delivery: tr.Delivery, keepDeadLettered: tr.KeepDeadLettered, header: namespaceHeader(tr.Namespace)}
 			var problems []error
 			tg.deliverURL, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
 			tg.deadLetterURL, problems = lookup(resolved, tg, resolve.FieldDeadLetterSink, problems)
@@ -202,7 +205,7 @@ func BuildPlan(t *routing.Table, resolved resolve.Results, sv Serving) (*Plan, e
 		for j := range c.Subscriptions {
 			sub := &c.Subscriptions[j]
 			unique(knative.KindSubscription, sub.Source, "channel "+c.Key())
-			tg := &Target{kind: knative.KindSubscription, obj: sub.Source, token: token(sub.Source), delivery: sub.Delivery, header: namespaceHeader(sub.Namespace)}
+			tg := &Target{kind: knative.KindSubscription, obj: sub.Source, token: token(sub.Source), delivery: sub.Delivery, keepDeadLettered: sub.KeepDeadLettered, header: namespaceHeader(sub.Namespace)}
 			var problems []error
 			var subscriber, reply string
 			subscriber, problems = lookup(resolved, tg, resolve.FieldSubscriber, problems)
@@ -292,8 +295,17 @@ func (t *Target) Describe() (kind, key string) { return t.kind, t.obj.Key() }
 // Token names t in subjects.
 func (t *Target) Token() string { return t.token }
 
-// DropUnrouted counts n deliveries of t given up because t was deleted.
-func (t *Target) DropUnrouted(n uint64) { t.account.DropN(metrics.DropUnrouted, n) }
+// goneTarget stands for the target of s with subject token tok, which
+// the current plan does not serve any more: it names it as this process
+// last knew it, and counts for it.
+func (s *Source) goneTarget(tok string) *Target {
+	account := s.metrics.ForToken(tok)
+	kind := knative.KindTrigger
+	if s.kind == KindChannel {
+		kind = knative.KindSubscription
+	}
+	return &Target{kind: kind, obj: routing.Source{Namespace: s.obj.Namespace, Name: account.Name()}, token: tok, account: account}
+}
 
 func lookup(resolved resolve.Results, t *Target, field string, problems []error) (string, []error) {
 	res, ok := resolved.Lookup(t.kind, t.obj, field)

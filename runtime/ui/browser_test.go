@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/graph"
@@ -426,4 +429,83 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// TestBrowserShowsKeptLetters loads in Chromium the page of a Trigger
+// whose subscriber refuses every event: the table counts its kept letters,
+// and its details list them, with their reasons and without their data,
+// from the kept-letter API of the admin listener. Served beside the
+// ingresses, where that API is not, the details say where to look.
+func TestBrowserShowsKeptLetters(t *testing.T) {
+	ctx := browser(t)
+	const events = 3
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusBadRequest)
+	}))
+	t.Cleanup(refuse.Close)
+	table := &routing.Table{
+		APIVersion: routing.APIVersion, Kind: routing.Kind,
+		Brokers: []routing.Broker{{
+			Source: routing.Source{Namespace: "shop", Name: "default"},
+			Path:   routing.BrokerPath("shop", "default"),
+			Triggers: []routing.Trigger{
+				{Source: routing.Source{Namespace: "shop", Name: "broken"}, Subscriber: routing.Destination{URI: refuse.URL}},
+			},
+		}},
+	}
+	const trigger = "Trigger/shop/broken"
+	for _, tt := range []struct {
+		name          string
+		separateAdmin bool
+	}{{"admin listener", true}, {"beside the ingresses", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := serve(t, table, setup{separateAdmin: tt.separateAdmin})
+			send(t, s.url, "/brokers/shop/default", "order.created", events)
+			if err := chromedp.Do(ctx,
+				chromedp.Navigate(s.admin+"/ui"),
+				chromedp.WaitVisible(`#routes tr[data-id="`+trigger+`"]`),
+			); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for evaluate[string](t, ctx, cell(trigger, "kept")) != strconv.Itoa(events) {
+				if time.Now().After(deadline) {
+					t.Fatalf("kept = %q, want %d", evaluate[string](t, ctx, cell(trigger, "kept")), events)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got := evaluate[string](t, ctx, cell(trigger, "inFlight")); got != "0" {
+				t.Errorf("in flight = %q, want 0: kept deliveries have ended", got)
+			}
+			if err := chromedp.Do(ctx,
+				chromedp.Click(`#routes tr[data-id="`+trigger+`"]`),
+				chromedp.WaitVisible(`#kept`),
+			); err != nil {
+				t.Fatal(err)
+			}
+			if !tt.separateAdmin {
+				deadline := time.Now().Add(15 * time.Second)
+				for !strings.Contains(evaluate[string](t, ctx, `document.getElementById('kept-note').textContent`), "admin listener only") {
+					if time.Now().After(deadline) {
+						t.Fatalf("the details say %q, want where the letters are listed", evaluate[string](t, ctx, `document.getElementById('kept-note').textContent`))
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return
+			}
+			if err := chromedp.Do(ctx, chromedp.WaitVisible(`#kept-table tbody tr`)); err != nil {
+				t.Fatal(err)
+			}
+			rows := evaluate[[]string](t, ctx, `[...document.querySelectorAll('#kept-table tbody tr')].map(r => r.cells[2].textContent + ' ' + r.cells[3].textContent)`)
+			if d := cmp.Diff([]string{"no-dead-letter-sink 400", "no-dead-letter-sink 400", "no-dead-letter-sink 400"}, rows); d != "" {
+				t.Errorf("kept letters shown (-want +got):\n%s", d)
+			}
+			if reasons := evaluate[string](t, ctx, `[...document.querySelectorAll('#details-fields dt')].find(e => e.textContent === 'kept for').nextElementSibling.textContent`); reasons != "no-dead-letter-sink 3" {
+				t.Errorf("kept for %q, want no-dead-letter-sink 3", reasons)
+			}
+			if body := evaluate[string](t, ctx, `document.body.innerText`); strings.Contains(body, "4111") {
+				t.Errorf("the page shows event data")
+			}
+		})
+	}
 }

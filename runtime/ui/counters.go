@@ -5,6 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/knc-dev/knc/runtime/kept"
+	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 )
 
 // Counts are the counters of one Broker or Channel (from the knc_events_*
@@ -25,8 +28,12 @@ type Counts struct {
 	DeadLettered uint64 `json:"deadLettered"`
 	// Dropped are the events or deliveries given up, whatever the reason.
 	Dropped uint64 `json:"dropped"`
+	// Kept are the deliveries that failed and were stored as kept letters
+	// (knc dlq), every reason, copies and replies beside an outcome
+	// included; NodeState.Kept has them by reason.
+	Kept uint64 `json:"kept"`
 	// InFlight are the deliveries made and not yet ended: accepted less
-	// delivered, dead-lettered and dropped, summed over the routes.
+	// delivered, dead-lettered, kept and dropped, summed over the routes.
 	InFlight uint64 `json:"inFlight"`
 }
 
@@ -42,6 +49,8 @@ const (
 	metricDeliveriesDelivered  = "knc_deliveries_delivered_total"
 	metricDeliveriesDeadLetter = "knc_deliveries_dead_lettered_total"
 	metricDeliveriesDropped    = "knc_deliveries_dropped_total"
+	metricEventsKept           = "knc_events_kept_total"
+	metricDeliveriesKept       = "knc_deliveries_kept_total"
 )
 
 // metricKinds maps the kind label of the metrics to the page's kinds.
@@ -51,14 +60,16 @@ var metricKinds = map[string]string{
 }
 
 // readCounts gathers the counters of every source and route, keyed by node
-// ID. Counters are read from the same gatherer /metrics serves, so the
-// page shows what /metrics shows at the same moment.
-func readCounts(g prometheus.Gatherer) (map[string]*Counts, error) {
+// ID, and their kept letters by reason. Counters are read from the same
+// gatherer /metrics serves, so the page shows what /metrics shows at the
+// same moment.
+func readCounts(g prometheus.Gatherer) (map[string]*Counts, map[string]map[string]uint64, error) {
 	families, err := g.Gather()
 	if err != nil && len(families) == 0 {
-		return nil, fmt.Errorf("reading the metrics: %w", err)
+		return nil, nil, fmt.Errorf("reading the metrics: %w", err)
 	}
 	counts := map[string]*Counts{}
+	byReason := map[string]map[string]uint64{}
 	at := func(id string) *Counts {
 		c := counts[id]
 		if c == nil {
@@ -66,6 +77,13 @@ func readCounts(g prometheus.Gatherer) (map[string]*Counts, error) {
 			counts[id] = c
 		}
 		return c
+	}
+	keep := func(id, reason string, v uint64) {
+		at(id).Kept += v
+		if byReason[id] == nil {
+			byReason[id] = map[string]uint64{}
+		}
+		byReason[id][reason] += v
 	}
 	// routes holds, per route, the deliveries made and ended, to compute
 	// what is in flight once every family is read.
@@ -95,7 +113,9 @@ func readCounts(g prometheus.Gatherer) (map[string]*Counts, error) {
 				at(source).Dropped += v
 			case metricRetries:
 				at(source).Retried += v
-			case metricDeliveriesAccepted, metricDeliveriesDelivered, metricDeliveriesDeadLetter, metricDeliveriesDropped:
+			case metricEventsKept:
+				keep(source, l["reason"], v)
+			case metricDeliveriesAccepted, metricDeliveriesDelivered, metricDeliveriesDeadLetter, metricDeliveriesDropped, metricDeliveriesKept:
 				rkind, ok := metricKinds[l["target_kind"]]
 				if !ok {
 					continue
@@ -121,7 +141,16 @@ func readCounts(g prometheus.Gatherer) (map[string]*Counts, error) {
 					rt.done += v
 				case metricDeliveriesDropped:
 					rc.Dropped += v
-					rt.done += v
+					// An evicted letter was counted kept, as the
+					// outcome of its delivery.
+					if l["reason"] != metrics.DropKeptLettersFull {
+						rt.done += v
+					}
+				case metricDeliveriesKept:
+					keep(route, l["reason"], v)
+					if kept.Outcome(l["reason"]) {
+						rt.done += v
+					}
 				}
 			}
 		}
@@ -135,7 +164,7 @@ func readCounts(g prometheus.Gatherer) (map[string]*Counts, error) {
 			counts[rt.source].InFlight += n
 		}
 	}
-	return counts, nil
+	return counts, byReason, nil
 }
 
 func labels(m *dto.Metric) map[string]string {

@@ -22,6 +22,7 @@ import (
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/internal/topology/layout"
 	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/kept"
 	"github.com/knc-dev/knc/runtime/status"
 	"github.com/knc-dev/knc/runtime/ui"
 )
@@ -582,4 +583,69 @@ func TestShutdownEndsTheEventStream(t *testing.T) {
 	// Reading returns once the stream is closed, cleanly or not; it would
 	// block here for as long as the stream stayed open.
 	_, _ = io.Copy(io.Discard, r)
+}
+
+// TestKeptLettersOnThePage: deliveries that failed for good are kept, and
+// the page counts them per object with their reasons, no longer in
+// flight. The letters themselves are listed by the kept-letter API of the
+// admin listener alone, which the page's details read, and never with
+// their data.
+func TestKeptLettersOnThePage(t *testing.T) {
+	const events = 6
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusBadRequest)
+	}))
+	t.Cleanup(refuse.Close)
+	table := &routing.Table{
+		APIVersion: routing.APIVersion, Kind: routing.Kind,
+		Brokers: []routing.Broker{{
+			Source: routing.Source{Namespace: "shop", Name: "default"},
+			Path:   routing.BrokerPath("shop", "default"),
+			Triggers: []routing.Trigger{
+				{Source: routing.Source{Namespace: "shop", Name: "broken"}, Subscriber: routing.Destination{URI: refuse.URL}},
+			},
+		}},
+	}
+	s := serve(t, table, setup{separateAdmin: true})
+	send(t, s.url, "/brokers/shop/default", "order.created", events)
+
+	var st map[string]*ui.NodeState
+	poll(t, "every delivery to be kept", func() bool {
+		st = getState(t, s.admin)
+		return st["Trigger/shop/broken"].Counts.Kept == events
+	})
+	for _, id := range []string{"Trigger/shop/broken", "Broker/shop/default"} {
+		n := st[id]
+		if n.Counts.InFlight != 0 || n.Counts.Kept != events {
+			t.Errorf("%s: counts %+v; want %d kept and none in flight", id, n.Counts, events)
+		}
+		if d := cmp.Diff(map[string]uint64{kept.ReasonNoDeadLetterSink: events}, n.Kept); d != "" {
+			t.Errorf("%s: kept by reason (-want +got):\n%s", id, d)
+		}
+	}
+
+	list := kept.PathLetters + "?" + kept.Filter{Namespace: "shop", TargetKind: "Trigger", Target: "broken"}.Query().Encode()
+	if code, _ := get(t, s.url+list); code != http.StatusNotFound {
+		t.Errorf("the ingress listener answers the letters' list with %d, want 404", code)
+	}
+	code, b := get(t, s.admin+list)
+	if code != http.StatusOK {
+		t.Fatalf("the admin listener answers the letters' list with %d: %s", code, b)
+	}
+	var res kept.ListResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Letters) != events || res.Letters[0].Reason != kept.ReasonNoDeadLetterSink || res.Letters[0].Status != http.StatusBadRequest {
+		t.Errorf("letters %+v; want %d, reason %s, status 400", res.Letters, events, kept.ReasonNoDeadLetterSink)
+	}
+	if strings.Contains(string(b), "4111") || strings.Contains(string(b), `"data"`) {
+		t.Errorf("the list of letters holds event data:\n%s", b)
+	}
+	// The page's script lists them from there, sending the token it is
+	// given.
+	_, js := get(t, s.admin+"/ui/static/app.js")
+	if !strings.Contains(string(js), "'"+kept.PathLetters+"?'") || !strings.Contains(string(js), "Authorization") {
+		t.Errorf("the page's script does not list kept letters from %s with a token", kept.PathLetters)
+	}
 }

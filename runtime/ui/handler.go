@@ -335,6 +335,10 @@ type NodeState struct {
 	// reported one.
 	Ready  *status.Condition `json:"ready,omitempty"`
 	Counts Counts            `json:"counts"`
+	// Kept are its kept letters by reason (Counts.Kept in all), from the
+	// metrics; the letters themselves are listed by the kept-letter API of
+	// the admin listener, with its authorisation.
+	Kept map[string]uint64 `json:"kept,omitempty"`
 }
 
 // State is every node's state at one moment.
@@ -348,7 +352,7 @@ func (h *Handler) state(sel topology.Selection) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := readCounts(h.in.Gatherer)
+	counts, kept, err := readCounts(h.in.Gatherer)
 	if err != nil {
 		return nil, err
 	}
@@ -368,6 +372,7 @@ func (h *Handler) state(sel topology.Selection) (*State, error) {
 		if c := counts[n.ID]; c != nil {
 			ns.Counts = *c
 		}
+		ns.Kept = kept[n.ID]
 		if c := ready[nodeID(n.Kind, n.Namespace, n.Name)]; c != nil {
 			// Masked as status.Redacted masks a condition for /status.
 			cond := *c

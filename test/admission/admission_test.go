@@ -14,6 +14,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/admissionfuzz"
 )
 
@@ -145,6 +146,13 @@ var allowed = []admissionfuzz.Allowance{
 		Reason: "an integer beyond 64 bits in a field of free content (a channel template's spec) is refused with the fix of quoting it: the API server would store it as a float, which is not what was written",
 		Match: func(o admissionfuzz.Outcome) bool {
 			return o.Knc.Refused && !o.Knative.Refused && strings.Contains(o.Knc.Reason, "Kubernetes integers are 64-bit")
+		},
+	},
+	{
+		Name:   "knc-annotation",
+		Reason: "knc.dev/keep-dead-lettered, which knc's runtime reads and Knative does not, is \"true\" or \"false\"",
+		Match: func(o admissionfuzz.Outcome) bool {
+			return o.Knc.Refused && !o.Knative.Refused && strings.Contains(o.Knc.Reason, model.KeepDeadLetteredAnnotation)
 		},
 	},
 	{

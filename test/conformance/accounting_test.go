@@ -21,8 +21,12 @@ type outcomes struct {
 
 func (o outcomes) settled() float64 {
 	n := o.Delivered + o.DeadLettered
-	for _, v := range o.Kept {
-		n += v
+	for reason, v := range o.Kept {
+		// A copy of a dead-lettered delivery and a delivery's reply are
+		// kept beside the delivery's own outcome.
+		if reason != "dead-lettered" && reason != "ttl" {
+			n += v
+		}
 	}
 	for reason, v := range o.Dropped {
 		// An evicted kept letter was counted kept.

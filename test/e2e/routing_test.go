@@ -111,11 +111,19 @@ func TestTTLStopsReplyLoop(t *testing.T) {
 	sub.on("/loop", replyWith("again", "loop", "x"))
 	k := startKnc(t, table([]routing.Broker{broker("loop", trig("loop", sub.url("/loop"), nil))}))
 	mustSend(t, k.brokerURL("loop"), event{id: "start", typ: "loop", ext: map[string]string{"knativebrokerttl": "4"}})
+	// The reply that would exceed the TTL is kept as a letter of the
+	// Trigger, not dropped.
 	rig.Eventually(t, 20*time.Second, "the reply loop to be cut", func() bool {
-		return metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "loop", "reason": "ttl"}) == 1
+		return metric(t, k.URL(), "knc_deliveries_kept_total", map[string]string{"target": "loop", "reason": "ttl"}) == 1
 	})
+	if n := metric(t, k.URL(), "knc_events_kept_total", map[string]string{"name": "loop", "reason": "ttl"}); n != 1 {
+		t.Errorf("knc_events_kept_total{reason=ttl} = %v, want 1", n)
+	}
+	if n := metric(t, k.URL(), "knc_events_dropped_total", map[string]string{"name": "loop"}); n != 0 {
+		t.Errorf("knc_events_dropped_total = %v, want 0: the reply is kept", n)
+	}
 	// The ingress decrements TTL 4 to 3, and each reply decrements it
-	// again: deliveries with TTL 3, 2 and 1, then the reply is dropped.
+	// again: deliveries with TTL 3, 2 and 1, then the reply is kept.
 	if n := len(sub.requests("/loop")); n != 3 {
 		t.Errorf("the loop delivered %d times, want 3", n)
 	}

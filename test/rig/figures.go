@@ -155,6 +155,11 @@ type Accounting struct {
 	// (dropped, reason kept-letters-full), which were counted kept: they
 	// are in Dropped, and not an outcome of their own.
 	Evicted float64
+	// Beside are the letters kept beside a delivery's own outcome (kept,
+	// reason dead-lettered: a copy of a dead-lettered delivery; reason
+	// ttl: a delivered delivery's reply): they are in Kept, and not an
+	// outcome of their own.
+	Beside float64
 }
 
 // ReadAccounting reads the accounting counters of target.
@@ -176,16 +181,26 @@ func ReadAccounting(baseURL, target string) (Accounting, error) {
 			return a, err
 		}
 	}
-	a.Evicted, err = Metric(baseURL, "knc_deliveries_dropped_total", map[string]string{"target": target, "reason": "kept-letters-full"})
-	return a, err
+	if a.Evicted, err = Metric(baseURL, "knc_deliveries_dropped_total", map[string]string{"target": target, "reason": "kept-letters-full"}); err != nil {
+		return a, err
+	}
+	for _, reason := range []string{"dead-lettered", "ttl"} {
+		n, err := Metric(baseURL, "knc_deliveries_kept_total", map[string]string{"target": target, "reason": reason})
+		if err != nil {
+			return a, err
+		}
+		a.Beside += n
+	}
+	return a, nil
 }
 
 // Balanced reports whether accepted = delivered + dead-lettered + kept +
-// dropped (but for kept letters evicted later).
+// dropped (but for kept letters evicted later, and letters kept beside an
+// outcome).
 func (a Accounting) Balanced() bool {
-	return a.Accepted == a.Delivered+a.DeadLettered+a.Kept+a.Dropped-a.Evicted
+	return a.Accepted == a.Delivered+a.DeadLettered+a.Kept-a.Beside+a.Dropped-a.Evicted
 }
 
 func (a Accounting) String() string {
-	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + kept %v + dropped %v (of which %v kept letters evicted)", a.Accepted, a.Delivered, a.DeadLettered, a.Kept, a.Dropped, a.Evicted)
+	return fmt.Sprintf("accepted %v = delivered %v + dead-lettered %v + kept %v (of which %v beside an outcome) + dropped %v (of which %v kept letters evicted)", a.Accepted, a.Delivered, a.DeadLettered, a.Kept, a.Beside, a.Dropped, a.Evicted)
 }

@@ -102,7 +102,7 @@ func (f *dlqFlags) filterFlags(cmd *cobra.Command, selecting bool) {
 	fl.StringVar(&f.subscription, "subscription", "", "letters of the Subscription `NAME` only")
 	fl.StringVar(&f.eventType, "type", "", "letters whose CloudEvent type is `TYPE` only")
 	fl.StringVar(&f.source, "source", "", "letters whose CloudEvent source is `SOURCE` only")
-	fl.StringVar(&f.reason, "reason", "", "letters kept for `REASON` only: no-dead-letter-sink or dead-letter-failed")
+	fl.StringVar(&f.reason, "reason", "", "letters kept for `REASON` only: "+strings.Join(kept.Reasons, ", "))
 	fl.StringVar(&f.since, "since", "", "letters kept since `WHEN`: a duration ago (1h) or an RFC 3339 time")
 	fl.StringVar(&f.until, "until", "", "letters kept until `WHEN`: a duration ago or an RFC 3339 time")
 	if selecting {
@@ -114,6 +114,9 @@ func (f *dlqFlags) filterFlags(cmd *cobra.Command, selecting bool) {
 func (f *dlqFlags) filter(ids []string, now time.Time) (kept.Filter, error) {
 	if f.trigger != "" && f.subscription != "" {
 		return kept.Filter{}, usageError("--trigger and --subscription select different kinds of letters: give one")
+	}
+	if f.reason != "" && !slices.Contains(kept.Reasons, f.reason) {
+		return kept.Filter{}, usageError("--reason %q: letters are kept for %s", f.reason, strings.Join(kept.Reasons, ", "))
 	}
 	out := kept.Filter{Namespace: f.namespace, Type: f.eventType, Source: f.source, Reason: f.reason, IDs: ids}
 	switch {

@@ -11,8 +11,10 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/project"
@@ -303,6 +305,15 @@ func fromKncYAML(c *runtimeconfig.Config, cfg *project.Config) {
 	}
 	if r.UI != nil && r.UI.RecentEvents != nil && !c.Given("ui-recent-events") {
 		c.UIRecentEvents = int(*r.UI.RecentEvents)
+	}
+	if k := r.KeptLetters; k != nil {
+		// The schema checked both: a quantity and a duration.
+		if q, err := resource.ParseQuantity(k.MaxSize); err == nil && k.MaxSize != "" && !c.Given("kept-max-bytes") {
+			c.KeptMaxBytes = q.Value()
+		}
+		if d, err := time.ParseDuration(k.MaxAge); err == nil && k.MaxAge != "" && !c.Given("kept-max-age") {
+			c.KeptMaxAge = d
+		}
 	}
 	if t := r.Tracing; t != nil {
 		if !c.Given("tracing-endpoint") {

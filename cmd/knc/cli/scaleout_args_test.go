@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,9 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			if o.DefaultTTL != engine.DefaultTTL || o.Durability != engine.DurabilityFile {
 				t.Errorf("TTL %d, durability %q; want %d and file", o.DefaultTTL, o.Durability, engine.DefaultTTL)
 			}
+			if o.KeptMaxBytes != engine.DefaultKeptMaxBytes || o.KeptMaxAge != engine.DefaultKeptMaxAge {
+				t.Errorf("kept letters bounded by %d bytes and %s; want the defaults", o.KeptMaxBytes, o.KeptMaxAge)
+			}
 			if o.UI == nil || o.Matched != nil {
 				t.Errorf("UI %v, Matched %v; want the page, keeping no events", o.UI, o.Matched)
 			}
@@ -56,6 +60,11 @@ func TestRenderedRuntimeArgsParse(t *testing.T) {
 			r, ok := o.Matched.(*ui.Recent)
 			if !ok || r.Size() != 20 {
 				t.Errorf("Matched = %#v; want a ui.Recent of 20 events a route", o.Matched)
+			}
+		}},
+		{"kept letters of knc.yaml", &project.Runtime{KeptLetters: &project.KeptLetters{MaxSize: "64Mi", MaxAge: "36h"}}, func(t *testing.T, o engine.Options) {
+			if o.KeptMaxBytes != 64<<20 || o.KeptMaxAge != 36*time.Hour {
+				t.Errorf("kept letters bounded by %d bytes and %s; want 64 MiB and 36h", o.KeptMaxBytes, o.KeptMaxAge)
 			}
 		}},
 		{"ttl and durability of knc.yaml", &project.Runtime{TTL: &ttl, Durability: "fsync"}, func(t *testing.T, o engine.Options) {

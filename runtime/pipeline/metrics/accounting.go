@@ -23,7 +23,12 @@ import (
 //
 // so that, per target, once nothing is pending:
 //
-//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ kept + Σ dropped{reason ≠ kept-letters-full}
+//	knc_deliveries_accepted_total = delivered + dead_lettered + Σ kept{reason ≠ dead-lettered} + Σ dropped{reason ≠ kept-letters-full}
+//
+// A target that asks for copies (knc.dev/keep-dead-lettered) also keeps a
+// letter of each delivery its dead-letter sink accepted, counted
+// kept{reason="dead-lettered"}: a copy, not an outcome, since the delivery
+// is counted dead_lettered.
 //
 // A kept letter is what became of a delivery; the letter itself can later
 // leave the store: evicted, oldest first, to make room for a newer one when
@@ -148,6 +153,10 @@ func (m *Set) ForLetter(sourceKind, namespace, source, target string) *Target {
 	s := &Source{accounting: m.accounting, labels: []string{namespace, sourceKind, source}}
 	return s.bind(target)
 }
+
+// Name is the name t is counted under: its Trigger's or Subscription's,
+// or its subject token when this process never served it.
+func (t *Target) Name() string { return t.labels[4] }
 
 // Keep counts a delivery to t kept as a letter for reason.
 func (t *Target) Keep(reason string) {

@@ -9,13 +9,12 @@ import (
 	"github.com/knc-dev/knc/internal/routing"
 )
 
-// Reasons an event is dropped, the reason label of knc_events_dropped_total.
+// Reasons an event or delivery is dropped, the reason label of
+// knc_events_dropped_total and knc_deliveries_dropped_total: what no kept
+// letter holds. The reasons a delivery is kept (runtime/kept's Reason*)
+// are the drop reasons of a runtime that keeps no letters.
 const (
-	DropNoDeadLetterSink   = "no-dead-letter-sink"  // delivery failed and there is no sink
-	DropDeadLetterFailed   = "dead-letter-failed"   // delivery to the sink failed too
-	DropTTL                = "ttl"                  // a reply would have exceeded the TTL
 	DropNoReplyDestination = "no-reply-destination" // a Subscription without reply got a reply
-	DropUnrouted           = "unrouted"             // its Trigger or Subscription was deleted
 	DropUnreadable         = "unreadable"           // the stored message is not an event
 	// DropKeptLettersFull: a kept letter evicted, oldest first, to make
 	// room in its namespace's store (see accounting.go).

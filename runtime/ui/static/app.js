@@ -4,7 +4,7 @@
 'use strict';
 
 const SVGNS = 'http://www.w3.org/2000/svg';
-const COUNTS = ['accepted', 'delivered', 'retried', 'deadLettered', 'dropped', 'inFlight'];
+const COUNTS = ['accepted', 'delivered', 'retried', 'deadLettered', 'kept', 'dropped', 'inFlight'];
 
 // The part of the topology shown: the filters of knc graph, as the
 // query parameters of the page, passed on to every request it makes.
@@ -167,7 +167,7 @@ function render() {
         const c = s.counts;
         t.textContent = n.kind === 'Broker' || n.kind === 'Channel'
           ? (c.accepted || 0) + ' accepted · ' + (c.inFlight || 0) + ' in flight'
-          : (c.delivered || 0) + ' delivered' + (c.deadLettered ? ' · ' + c.deadLettered + ' dead-lettered' : '');
+          : (c.delivered || 0) + ' delivered' + (c.deadLettered ? ' · ' + c.deadLettered + ' dead-lettered' : '') + (c.kept ? ' · ' + c.kept + ' kept' : '');
       }
     }
   }
@@ -179,7 +179,10 @@ function select(id) {
   const aside = document.getElementById('details');
   aside.hidden = !id;
   render();
-  if (id) loadRecent();
+  if (id) {
+    loadRecent();
+    loadKept();
+  }
 }
 
 function field(dl, name, value, code) {
@@ -204,6 +207,74 @@ function renderDetails() {
   const focus = new URLSearchParams({ focus: n.id, depth: '1' });
   document.getElementById('focus-link').href = '/ui?' + focus.toString();
   for (const c of COUNTS) field(dl, c, String(s.counts[c] || 0));
+  const reasons = Object.entries(s.kept || {}).sort().map(([r, v]) => r + ' ' + v).join(', ');
+  field(dl, 'kept for', reasons);
+}
+
+// The kept letters of a Trigger or Subscription come from the kept-letter
+// API (knc dlq's), which the admin listener alone serves, to whoever holds
+// its token (or, without one, to clients on the loopback interface). The
+// page sends the token it is given, kept in this tab only; the list holds
+// no event data.
+const TOKEN_KEY = 'knc-admin-token';
+
+async function loadKept() {
+  const n = page.byId.get(page.selected);
+  const box = document.getElementById('kept');
+  const note = document.getElementById('kept-note');
+  const table = document.getElementById('kept-table');
+  const form = document.getElementById('kept-token');
+  if (!n || (n.kind !== 'Trigger' && n.kind !== 'Subscription')) { box.hidden = true; return; }
+  box.hidden = false;
+  form.hidden = true;
+  table.hidden = true;
+  const q = new URLSearchParams({ namespace: n.namespace, targetKind: n.kind, target: n.name });
+  const headers = {};
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = 'Bearer ' + token;
+  let r;
+  try {
+    r = await fetch('/dlq/letters?' + q.toString(), { cache: 'no-store', headers });
+  } catch (e) {
+    note.textContent = String(e);
+    return;
+  }
+  if (page.selected !== n.id) return;
+  if (r.status === 404) {
+    note.textContent = 'Kept letters are listed on the admin listener only (knc run --admin-addr; in a cluster, the admin port), with the token of knc dlq.';
+    return;
+  }
+  if (r.status === 401 || r.status === 403) {
+    note.textContent = (await r.text()).trim();
+    form.hidden = false;
+    return;
+  }
+  if (!r.ok) {
+    note.textContent = r.status + ' ' + (await r.text()).trim();
+    return;
+  }
+  const letters = (await r.json()).letters || [];
+  note.textContent = letters.length === 0 ? 'None kept.' : letters.length + ' kept, oldest first; knc dlq show ID prints one with its data.';
+  table.hidden = letters.length === 0;
+  document.querySelector('#kept-table tbody').replaceChildren(...letters.map(l => el('tr', {},
+    el('td', {}, el('code', {}, l.id)),
+    el('td', {}, new Date(l.keptAt).toLocaleString()),
+    el('td', {}, l.reason),
+    el('td', {}, l.status ? String(l.status) : (l.error || '')),
+    el('td', {}, String(l.attempts)),
+    el('td', {}, el('code', {}, l.event.type), ' ', el('code', {}, l.event.id)),
+    el('td', {}, l.replayedAt ? new Date(l.replayedAt).toLocaleString() : ''))));
+}
+
+function setUpKeptToken() {
+  const form = document.getElementById('kept-token');
+  form.addEventListener('submit', ev => {
+    ev.preventDefault();
+    const v = form.elements.token.value.trim();
+    if (v) sessionStorage.setItem(TOKEN_KEY, v); else sessionStorage.removeItem(TOKEN_KEY);
+    form.elements.token.value = '';
+    loadKept();
+  });
 }
 
 async function loadRecent() {
@@ -234,6 +305,7 @@ function connect() {
   es.addEventListener('open', () => { conn.dataset.state = 'live'; conn.textContent = 'live'; });
   es.addEventListener('error', () => { conn.dataset.state = 'lost'; conn.textContent = 'reconnecting'; });
   es.addEventListener('state', async ev => {
+    const before = page.selected && page.state[page.selected] ? page.state[page.selected].counts.kept : 0;
     page.state = JSON.parse(ev.data);
     document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     const ids = Object.keys(page.state);
@@ -241,6 +313,7 @@ function connect() {
     if (ids.length !== page.nodes.length || ids.some(id => !page.byId.has(id))) await loadTopology();
     render();
     if (page.selected && page.recentEvents > 0) loadRecent();
+    if (page.selected && page.state[page.selected] && page.state[page.selected].counts.kept !== before) loadKept();
   });
 }
 
@@ -266,6 +339,7 @@ function setUpFilter() {
 
 document.getElementById('close').addEventListener('click', () => select(null));
 setUpFilter();
+setUpKeptToken();
 loadTopology().then(connect, e => {
   if (e instanceof SelectionError) {
     const p = document.getElementById('selection-error');
