@@ -9,21 +9,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
 
 	// Time zones come from Go's own copy, so that every replica reads a
 	// schedule the same way whatever its image holds.
 	_ "time/tzdata"
 )
-
-// EventType is the type of the events a PingSource sends.
-const EventType = "dev.knative.sources.ping"
-
-// EventSource is the source attribute of the events of PingSource
-// namespace/name.
-func EventSource(namespace, name string) string {
-	return "/apis/v1/namespaces/" + namespace + "/pingsources/" + name
-}
 
 // parser reads schedules as Knative's adapter does: five fields, an
 // optional leading seconds field, descriptors, and a CRON_TZ prefix.
@@ -62,8 +54,8 @@ func EventID(namespace, name string, tick time.Time) string {
 func NewEvent(ps *routing.PingSource, tick time.Time) (*event.Event, error) {
 	e := event.New()
 	e.SetID(EventID(ps.Namespace, ps.Name, tick))
-	e.SetType(EventType)
-	e.SetSource(EventSource(ps.Namespace, ps.Name))
+	e.SetType(knative.PingSourceEventType)
+	e.SetSource(knative.PingSourceEventSource(ps.Namespace, ps.Name))
 	e.SetTime(tick.UTC())
 	for k, v := range ps.Extensions {
 		if err := e.Context.SetExtension(k, v); err != nil {

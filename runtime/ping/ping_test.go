@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
 )
 
@@ -117,15 +118,15 @@ func TestNewEvent(t *testing.T) {
 		ps   *routing.PingSource
 		want eventView
 	}{
-		{"no data", &base, eventView{ID: id, Type: EventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{}}},
+		{"no data", &base, eventView{ID: id, Type: knative.PingSourceEventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{}}},
 		{"json data", with(func(p *routing.PingSource) { p.ContentType, p.Data = "application/json", `{"a":1}` }),
-			eventView{ID: id, Type: EventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", ContentType: "application/json", Extensions: map[string]any{}, Data: `{"a":1}`}},
+			eventView{ID: id, Type: knative.PingSourceEventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", ContentType: "application/json", Extensions: map[string]any{}, Data: `{"a":1}`}},
 		{"data without content type", with(func(p *routing.PingSource) { p.Data = "plain" }),
-			eventView{ID: id, Type: EventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{}, Data: "plain"}},
+			eventView{ID: id, Type: knative.PingSourceEventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{}, Data: "plain"}},
 		{"dataBase64 is decoded", with(func(p *routing.PingSource) { p.ContentType, p.DataBase64 = "text/plain", "aGVsbG8=" }),
-			eventView{ID: id, Type: EventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", ContentType: "text/plain", Extensions: map[string]any{}, Data: "hello"}},
+			eventView{ID: id, Type: knative.PingSourceEventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", ContentType: "text/plain", Extensions: map[string]any{}, Data: "hello"}},
 		{"ceOverrides extensions", with(func(p *routing.PingSource) { p.Extensions = map[string]string{"team": "shop", "tier": "1"} }),
-			eventView{ID: id, Type: EventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{"team": "shop", "tier": "1"}}},
+			eventView{ID: id, Type: knative.PingSourceEventType, Source: "/apis/v1/namespaces/shop/pingsources/hb", Time: "2026-03-01T10:01:00Z", Extensions: map[string]any{"team": "shop", "tier": "1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,8 +240,8 @@ func TestSchedulerFiresTicksAndDoesNotCatchUp(t *testing.T) {
 	s := New(Config{Clock: clock, Fire: f.fire, Missed: f.miss, MaxLateness: 10 * time.Second})
 	defer s.Stop()
 	ps := routing.PingSource{Source: routing.Source{Namespace: "shop", Name: "hb"}, Schedule: "* * * * *"}
-	if err := s.Update([]routing.PingSource{ps}); err != nil {
-		t.Fatal(err)
+	if errs := s.Update([]routing.PingSource{ps}); len(errs) > 0 {
+		t.Fatal(errs)
 	}
 	step := func(at string) { clock.set(mustTime(t, at)) }
 	clock.asleepUntil(t, "2026-03-01T10:01:00Z")
@@ -280,12 +281,12 @@ func TestSchedulerUpdate(t *testing.T) {
 	defer s.Stop()
 	a := routing.PingSource{Source: routing.Source{Namespace: "shop", Name: "a"}, Schedule: "* * * * *"}
 	bad := routing.PingSource{Source: routing.Source{Namespace: "shop", Name: "bad"}, Schedule: "not a schedule"}
-	err := s.Update([]routing.PingSource{a, bad})
-	if err == nil || s.Running("shop/bad") || !s.Running("shop/a") {
-		t.Fatalf("Update = %v; running a %v, bad %v; want an error, a running and bad not", err, s.Running("shop/a"), s.Running("shop/bad"))
+	errs := s.Update([]routing.PingSource{a, bad})
+	if len(errs) != 1 || errs["shop/bad"] == nil || s.Running("shop/bad") || !s.Running("shop/a") {
+		t.Fatalf("Update = %v; running a %v, bad %v; want an error for bad, a running and bad not", errs, s.Running("shop/a"), s.Running("shop/bad"))
 	}
-	if err := s.Update(nil); err != nil || s.Running("shop/a") {
-		t.Fatalf("Update(nil) = %v, a still running: %v", err, s.Running("shop/a"))
+	if errs := s.Update(nil); len(errs) > 0 || s.Running("shop/a") {
+		t.Fatalf("Update(nil) = %v, a still running: %v", errs, s.Running("shop/a"))
 	}
 }
 

@@ -73,16 +73,23 @@ func New(cfg Config) *Scheduler {
 
 // Update fires sources from now on: a PingSource that is new or changed
 // starts from the next tick after now, one that is gone stops, one that is
-// unchanged keeps its schedule. A PingSource whose schedule does not parse
-// is not fired; the error names it.
-func (s *Scheduler) Update(sources []routing.PingSource) error {
+// unchanged keeps its schedule. A PingSource whose schedule does not parse,
+// or whose event cannot be made, is not fired: the result holds why, by
+// namespace/name.
+func (s *Scheduler) Update(sources []routing.PingSource) map[string]error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	errs := map[string]error{}
 	if s.ctx.Err() != nil {
-		return errors.New("ping: the scheduler is stopped")
+		for _, ps := range sources {
+			errs[ps.Key()] = errors.New("ping: the scheduler is stopped")
+		}
+		return errs
 	}
-	var errs []error
 	keep := map[string]bool{}
+	// Every job starts from the time of the update, not from whenever
+	// its goroutine first runs.
+	start, clockErr := s.cfg.Clock.Now()
 	for i := range sources {
 		ps := sources[i]
 		key := ps.Key()
@@ -97,7 +104,9 @@ func (s *Scheduler) Update(sources []routing.PingSource) error {
 			_, err = NewEvent(&ps, time.Unix(0, 0))
 		}
 		if err != nil {
-			errs = append(errs, err)
+			// A changed PingSource that is now wrong stops.
+			s.stopJob(key)
+			errs[key] = err
 			continue
 		}
 		s.stopJob(key)
@@ -105,14 +114,14 @@ func (s *Scheduler) Update(sources []routing.PingSource) error {
 		j := &job{ps: ps, cancel: cancel, done: make(chan struct{})}
 		s.jobs[key] = j
 		keep[key] = true
-		go s.run(ctx, j, sched)
+		go s.run(ctx, j, sched, start, clockErr == nil)
 	}
 	for key := range s.jobs {
 		if !keep[key] {
 			s.stopJob(key)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // Running reports whether PingSource namespace/name is being fired.
@@ -144,24 +153,27 @@ func (s *Scheduler) Stop() {
 }
 
 // run fires the ticks of j until ctx ends. It starts from the first tick
-// after now: ticks that passed before are not caught up. When the clock
+// after now, read when the job was added unless known is false: ticks that passed before are not caught up. When the clock
 // has passed several ticks at once (a replica that was stopped, a test
 // clock stepped far), only the last of them is fired, and only if it is
 // at most MaxLateness late: an earlier one was fired by another replica,
 // or by nobody, and firing it now could outlast JetStream's duplicate
 // window.
-func (s *Scheduler) run(ctx context.Context, j *job, sched cron.Schedule) {
+func (s *Scheduler) run(ctx context.Context, j *job, sched cron.Schedule, now time.Time, known bool) {
 	defer close(j.done)
 	log := s.cfg.Log.With("pingsource", j.ps.Key())
-	now, ok := s.now(ctx, log)
-	if !ok {
-		return
+	if !known {
+		var ok bool
+		if now, ok = s.now(ctx, log); !ok {
+			return
+		}
 	}
 	next := sched.Next(now)
 	for {
 		if err := s.cfg.Clock.SleepUntil(ctx, next); err != nil {
 			return
 		}
+		var ok bool
 		if now, ok = s.now(ctx, log); !ok {
 			return
 		}
