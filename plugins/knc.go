@@ -556,6 +556,10 @@ func rbac(ns string, t *routing.Table) []any {
 					{APIGroups: []string{knative.GroupMessaging}, Resources: []string{"channels", "subscriptions"}, Verbs: read},
 					{APIGroups: []string{knative.GroupEventing}, Resources: []string{"brokers/status", "triggers/status"}, Verbs: []string{"patch"}},
 					{APIGroups: []string{knative.GroupMessaging}, Resources: []string{"channels/status", "subscriptions/status"}, Verbs: []string{"patch"}},
+					// The runtime fires the PingSources of its table and
+					// reports their status.
+					{APIGroups: []string{knative.GroupSources}, Resources: []string{"pingsources"}, Verbs: read},
+					{APIGroups: []string{knative.GroupSources}, Resources: []string{"pingsources/status"}, Verbs: []string{"patch"}},
 				},
 			},
 			&rbacv1.RoleBinding{

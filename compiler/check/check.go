@@ -95,7 +95,11 @@ func (c *checker) object(doc *load.Document) (*model.Entry, diag.List) {
 	}
 	decoded := diags
 	var validated diag.List
-	for _, e := range obj.Validate(c.features, ns) {
+	problems := obj.Validate(c.features, ns)
+	if ps, ok := obj.(*model.PingSource); ok {
+		problems = append(problems, ps.ValidateDataSize(c.cfg.PingDataMaxSize())...)
+	}
+	for _, e := range problems {
 		if reported(decoded, e.Path) {
 			continue
 		}

@@ -62,6 +62,23 @@ func (p *PingSource) Validate(f Features, namespace string) FieldErrors {
 	return errs
 }
 
+// ValidateDataSize checks data and dataBase64 against the data-max-size
+// of the cluster's config-ping-defaults, as Knative's admission does: the
+// length of each as written, when the bound is not -1.
+func (p *PingSource) ValidateDataSize(maxSize int64) FieldErrors {
+	var errs FieldErrors
+	if maxSize < 0 {
+		return errs
+	}
+	if n := int64(len(p.Spec.DataBase64)); n > maxSize {
+		errs.Add("spec.dataBase64", "is %d bytes long, more than the %d of data-max-size (pingDefaults in knc.yaml, config-ping-defaults in the cluster); send less, or raise the bound", n, maxSize)
+	}
+	if n := int64(len(p.Spec.Data)); n > maxSize {
+		errs.Add("spec.data", "is %d bytes long, more than the %d of data-max-size (pingDefaults in knc.yaml, config-ping-defaults in the cluster); send less, or raise the bound", n, maxSize)
+	}
+	return errs
+}
+
 // isJSONObject is Knative's test of data sent as application/json: it
 // must decode into a JSON object (null does too).
 func isJSONObject(b []byte) bool {

@@ -26,6 +26,7 @@ type Config struct {
 	Features         map[string]string `json:"features,omitempty"`
 	External         []ExternalObject  `json:"external,omitempty"`
 	Sources          []SourceKind      `json:"sources,omitempty"`
+	PingDefaults     *PingDefaults     `json:"pingDefaults,omitempty"`
 	Runtime          *Runtime          `json:"runtime,omitempty"`
 
 	// File is where the config was read from; empty for the defaults.
@@ -40,6 +41,19 @@ type ExternalObject struct {
 	Name       string `json:"name"`
 	Namespace  string `json:"namespace,omitempty"`
 	URL        string `json:"url,omitempty"`
+}
+
+// PingDefaults mirror Knative's config-ping-defaults ConfigMap.
+type PingDefaults struct {
+	DataMaxSize *int64 `json:"data-max-size,omitempty"`
+}
+
+// PingDataMaxSize is the bound on a PingSource's data, -1 for none.
+func (c *Config) PingDataMaxSize() int64 {
+	if c == nil || c.PingDefaults == nil || c.PingDefaults.DataMaxSize == nil {
+		return -1
+	}
+	return *c.PingDefaults.DataMaxSize
 }
 
 // SourceKind names a kind whose objects are event sources.

@@ -62,6 +62,9 @@ func TestReadWordsErrorsFromTheSchema(t *testing.T) {
 			`knc.yaml:4:24: features[new-trigger-filters]: must be "enabled" or "disabled", not "on"`,
 			`knc.yaml:5:25: features[transport-encryption]: must be "disabled", "permissive" or "strict", not "always"`,
 		}},
+		{"ping defaults", header + "pingDefaults:\n  data-max-size: -2\n", []string{
+			`knc.yaml:4:18: pingDefaults[data-max-size]: -2 is not a size in bytes, or -1 for no bound`,
+		}},
 		{"unknown feature", header + "features:\n  new-triger-filters: enabled\n", []string{
 			`knc.yaml:4:3: features[new-triger-filters]: unknown field "new-triger-filters"; did you mean "new-trigger-filters"?`,
 		}},
@@ -73,7 +76,7 @@ func TestReadWordsErrorsFromTheSchema(t *testing.T) {
 			`knc.yaml:8:22: runtime.ui.recentEvents: must be between 0 and 1000, not 5000`,
 		}},
 		{"unknown", header + "unknown: true\n", []string{
-			`knc.yaml:3:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime, sources`,
+			`knc.yaml:3:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, pingDefaults, runtime, sources`,
 		}},
 		{"tracing", header + "runtime:\n  tracing:\n    endpoint: grpc://collector:4317\n    protocol: udp\n    samplingRatio: 1.5\n    headers:\n      bad header: x\n", []string{
 			`knc.yaml:5:15: runtime.tracing.endpoint: "grpc://collector:4317" must be an http:// or https:// URL, or HOST:PORT`,
@@ -127,7 +130,7 @@ unknown: true
 		`knc.yaml:11:13: runtime.replicas: must be at least 1, not 0`,
 		`knc.yaml:12:15: runtime.nats.url: "http://nats:4222" must start with nats:// or tls://`,
 		`knc.yaml:13:22: runtime.ui.recentEvents: must be between 0 and 1000, not 5000`,
-		`knc.yaml:14:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, runtime, sources`,
+		`knc.yaml:14:1: unknown: unknown field "unknown"; allowed fields are apiVersion, clusterDomain, defaultNamespace, exclude, external, features, kind, pingDefaults, runtime, sources`,
 	}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

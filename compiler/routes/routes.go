@@ -46,7 +46,8 @@ type Options struct {
 	Address func(r *model.KReference) (string, bool)
 }
 
-// Compile builds the routing table of the Brokers and Channels knc runs.
+// Compile builds the routing table of the Brokers and Channels knc runs,
+// and of the PingSources it fires.
 // The set must be valid; diagnostics report what still cannot be compiled.
 func Compile(set *model.Set, cfg *project.Config) (*routing.Table, diag.List) {
 	return CompileWith(set, cfg, Options{})
@@ -130,6 +131,12 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		slices.SortFunc(rc.Subscriptions, func(a, b routing.Subscription) int { return compareObjects(a.Source, b.Source) })
 		t.Channels = append(t.Channels, rc)
 	}
+	for _, src := range set.Sources {
+		if ps, ok := src.(*model.PingSource); ok && ps.Spec.Sink != nil {
+			t.PingSources = append(t.PingSources, c.pingSource(ps))
+		}
+	}
+	slices.SortFunc(t.PingSources, func(a, b routing.PingSource) int { return compareObjects(a.Source, b.Source) })
 	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Source, b.Source) })
 	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Source, b.Source) })
 	return t, diags
@@ -144,6 +151,41 @@ func keepDeadLettered(target, parent *model.ObjectMeta) bool {
 	}
 	keep, _ := model.KeepDeadLettered(parent)
 	return keep
+}
+
+// pingSource is the entry of one PingSource. A sink that is a Broker or
+// Channel knc runs is named by its path too, so that the runtime stores
+// the events there directly, as its ingress would.
+func (c *Compiler) pingSource(ps *model.PingSource) routing.PingSource {
+	s := &ps.Spec
+	out := routing.PingSource{
+		Source:      object(&ps.Metadata, ps),
+		Schedule:    cmp.Or(s.Schedule, model.DefaultPingSchedule),
+		Timezone:    s.Timezone,
+		ContentType: s.ContentType,
+		Data:        s.Data,
+		DataBase64:  s.DataBase64,
+		Sink:        c.destination(s.Sink),
+	}
+	if s.CEOverrides != nil && len(s.CEOverrides.Extensions) > 0 {
+		out.Extensions = s.CEOverrides.Extensions
+	}
+	if r := s.Sink.Ref; r != nil && model.Str(s.Sink.URI) == "" {
+		key := model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+		if e, ok := c.set.Index[key]; ok {
+			switch o := e.Object.(type) {
+			case *model.Broker:
+				if ServesBroker(o) {
+					out.SinkPath = routing.BrokerPath(o.Metadata.Namespace, o.Metadata.Name)
+				}
+			case *model.Channel:
+				if ServesChannel(o) {
+					out.SinkPath = routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func compareObjects(a, b routing.Source) int {

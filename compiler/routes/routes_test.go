@@ -132,6 +132,34 @@ spec:
   subscriber: {uri: "http://logger.example.com/"}
   reply:
     ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata: {name: to-broker}
+spec:
+  timezone: Europe/Paris
+  contentType: application/json
+  data: '{"message": "hello"}'
+  ceOverrides: {extensions: {team: shop}}
+  sink:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata: {name: to-service}
+spec:
+  schedule: "0 */2 * * *"
+  dataBase64: aGVsbG8=
+  sink:
+    ref: {apiVersion: v1, kind: Service, name: svc}
+    uri: /ping
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata: {name: to-kafka}
+spec:
+  sink:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: kafka}
 `
 
 func TestCompile(t *testing.T) {
@@ -183,6 +211,26 @@ func TestCompile(t *testing.T) {
 				Delivery:   &routing.Delivery{Retry: 2},
 			}},
 		}},
+		PingSources: []routing.PingSource{
+			{
+				Source:   routing.Source{Namespace: "default", Name: "to-broker"},
+				Schedule: "* * * * *", Timezone: "Europe/Paris", ContentType: "application/json", Data: `{"message": "hello"}`,
+				Extensions: map[string]string{"team": "shop"},
+				Sink:       routing.Destination{URI: ingress + "/brokers/default/default"}, SinkPath: "/brokers/default/default",
+			},
+			{
+				// A Broker of another class is no ingress of the table:
+				// the runtime resolves its address.
+				Source:   routing.Source{Namespace: "default", Name: "to-kafka"},
+				Schedule: "* * * * *",
+				Sink:     routing.Destination{Ref: &routing.Ref{APIVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: "default", Name: "kafka"}},
+			},
+			{
+				Source:   routing.Source{Namespace: "default", Name: "to-service"},
+				Schedule: "0 */2 * * *", DataBase64: "aGVsbG8=",
+				Sink: routing.Destination{URI: "http://svc.default.svc.example.internal/ping"},
+			},
+		},
 	}
 	// Spec hashes are checked separately; they are opaque here.
 	opts := cmp.Transformer("noHash", func(o routing.Source) routing.Source { o.SpecHash = ""; return o })

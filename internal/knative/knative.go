@@ -23,6 +23,22 @@ const (
 	KindSubscription = "Subscription"
 )
 
+// PingSource, of Knative's sources, which knc's runtime fires.
+const (
+	GroupSources   = "sources.knative.dev"
+	SourcesV1      = GroupSources + "/" + Version
+	KindPingSource = "PingSource"
+)
+
+// PingSourceEventType is the type of the events a PingSource sends.
+const PingSourceEventType = "dev.knative.sources.ping"
+
+// PingSourceEventSource is the source attribute of the events PingSource
+// namespace/name sends.
+func PingSourceEventSource(namespace, name string) string {
+	return "/apis/v1/namespaces/" + namespace + "/pingsources/" + name
+}
+
 // KindInMemoryChannel is the channel implementation Knative Eventing ships
 // as its default, in messaging.knative.dev/v1: a Channel's
 // spec.channelTemplate may name it.

@@ -99,7 +99,15 @@ func pack(t *Table, budget int) ([]*Table, error) {
 			return nil, err
 		}
 	}
-	if len(p.cur.Brokers)+len(p.cur.Channels) > 0 || len(p.parts) == 0 {
+	for i := range t.PingSources {
+		err := packEntry(&p, t.PingSources[i], nil,
+			func(*PingSource, struct{}) {},
+			func(s PingSource) { p.cur.PingSources = append(p.cur.PingSources, s) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	if p.cur.entries() > 0 || len(p.parts) == 0 {
 		p.parts = append(p.parts, p.cur)
 	}
 	return p.parts, nil
@@ -111,6 +119,9 @@ type packer struct {
 	size   int
 	budget int
 }
+
+// entries counts the top-level entries of t.
+func (t *Table) entries() int { return len(t.Brokers) + len(t.Channels) + len(t.PingSources) }
 
 func (p *packer) flush() {
 	p.parts = append(p.parts, p.cur)
@@ -136,7 +147,7 @@ func packEntry[E, I any](p *packer, head E, items []I, add func(*E, I), put func
 		if err != nil {
 			return err
 		}
-		if p.size+is > p.budget && (n > 0 || len(p.cur.Brokers)+len(p.cur.Channels) > 0) {
+		if p.size+is > p.budget && (n > 0 || p.cur.entries() > 0) {
 			if n > 0 {
 				put(entry)
 			}
@@ -232,6 +243,9 @@ func Merge(parts []*Table) (*Table, error) {
 			}
 			have.Subscriptions = append(have.Subscriptions, c.Subscriptions...)
 		}
+		// A PingSource is small and never split; Validate refuses one in
+		// two parts.
+		out.PingSources = append(out.PingSources, p.PingSources...)
 	}
 	if err := out.Validate(); err != nil {
 		return nil, fmt.Errorf("merging routing tables: %w", err)

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// largeTable has a Broker with triggers Triggers, a few small Brokers, and a
-// Channel with subscriptions Subscriptions.
+// largeTable has a Broker with triggers Triggers, a few small Brokers, a
+// Channel with subscriptions Subscriptions, and 40 PingSources.
 func largeTable(triggers, subscriptions int) *Table {
 	t := &Table{APIVersion: APIVersion, Kind: Kind}
 	for _, name := range []string{"a", "big", "c"} {
@@ -39,6 +39,16 @@ func largeTable(triggers, subscriptions int) *Table {
 		})
 	}
 	t.Channels = append(t.Channels, c)
+	// PingSources come last, so that parts of small tables hold some
+	// without the Broker they send to.
+	for i := range 40 {
+		t.PingSources = append(t.PingSources, PingSource{
+			Source:   Source{Namespace: "shop", Name: fmt.Sprintf("tick-%02d", i)},
+			Schedule: "*/5 * * * *", Timezone: "Europe/Paris", ContentType: "application/json", Data: fmt.Sprintf(`{"tick":%d}`, i),
+			Extensions: map[string]string{"team": "shop"},
+			Sink:       Destination{URI: "http://knc-ingress.shop.svc.cluster.local/brokers/shop/a"}, SinkPath: BrokerPath("shop", "a"),
+		})
+	}
 	return t
 }
 

@@ -29,6 +29,8 @@ type Table struct {
 	Shard    *Shard    `json:"shard,omitempty"`
 	Brokers  []Broker  `json:"brokers,omitempty"`
 	Channels []Channel `json:"channels,omitempty"`
+	// PingSources are the PingSources the runtime fires.
+	PingSources []PingSource `json:"pingSources,omitempty"`
 }
 
 // Source identifies the Knative object an entry was compiled from.
@@ -100,6 +102,31 @@ type Subscription struct {
 	// KeepDeadLettered is Trigger.KeepDeadLettered, from the Subscription's
 	// annotation or else its Channel's.
 	KeepDeadLettered bool `json:"keepDeadLettered,omitempty"`
+}
+
+// PingSource sends an event to its sink on a cron schedule, as Knative's
+// mt-ping adapter does.
+type PingSource struct {
+	Source `json:",inline"`
+	// Schedule is spec.schedule, defaulted: five cron fields, an optional
+	// leading seconds field, or a descriptor such as @hourly.
+	Schedule string `json:"schedule"`
+	// Timezone is spec.timezone, an IANA time zone; empty is UTC.
+	Timezone    string `json:"timezone,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
+	// Data is spec.data, sent as it is; DataBase64 is spec.dataBase64,
+	// sent decoded. At most one is set.
+	Data       string `json:"data,omitempty"`
+	DataBase64 string `json:"dataBase64,omitempty"`
+	// Extensions are spec.ceOverrides.extensions, set on every event.
+	Extensions map[string]string `json:"extensions,omitempty"`
+	// Sink is spec.sink. When it is a Broker or Channel of this table, its
+	// uri is that entry's address and SinkPath its path: the runtime then
+	// stores each event in that entry's ingress stream, and the Broker's
+	// Triggers (the Channel's Subscriptions) deliver it with their
+	// delivery options.
+	Sink     Destination `json:"sink"`
+	SinkPath string      `json:"sinkPath,omitempty"`
 }
 
 // Filter is one entry of spec.filters; exactly one field is set.

@@ -27,6 +27,11 @@ func sampleTable() *Table {
 			Path:          ChannelPath("default", "default"),
 			Subscriptions: []Subscription{{Source: Source{Namespace: "default", Name: "s"}, Reply: &Destination{URI: "http://r.example/"}, KeepDeadLettered: true}},
 		}},
+		PingSources: []PingSource{{
+			Source: Source{Namespace: "default", Name: "ping"}, Schedule: "*/2 * * * *", Timezone: "Europe/Paris",
+			ContentType: "text/plain", DataBase64: "aGVsbG8=", Extensions: map[string]string{"team": "a"},
+			Sink: Destination{URI: "http://knc-ingress.default.svc.cluster.local/brokers/default/default"}, SinkPath: BrokerPath("default", "default"),
+		}},
 	}
 }
 
@@ -77,6 +82,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"two dialects", func(s string) string { return strings.Replace(s, `"exact": {`, `"cesql": "true", "exact": {`, 1) }, "filters[0]: exactly one dialect must be set, found 2"},
 		{"bad policy", func(s string) string { return strings.Replace(s, `"exponential"`, `"random"`, 1) }, `unknown backoffPolicy "random"`},
 		{"bad duration", func(s string) string { return strings.Replace(s, `"200ms"`, `"PT0.2S"`, 1) }, `duration "PT0.2S"`},
+		{"pingsource sink path unknown", func(s string) string {
+			return strings.Replace(s, `"sinkPath": "/brokers/default/default"`, `"sinkPath": "/brokers/default/other"`, 1)
+		}, `pingsource default/ping: sinkPath "/brokers/default/other" is no Broker or Channel of the table`},
+		{"pingsource without schedule", func(s string) string { return strings.Replace(s, `"schedule": "*/2 * * * *"`, `"schedule": ""`, 1) }, "pingsource default/ping: schedule is required"},
+		{"pingsource bad base64", func(s string) string { return strings.Replace(s, `"aGVsbG8="`, `"!!"`, 1) }, "pingsource default/ping: dataBase64"},
 		{"duplicate path", func(s string) string {
 			return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1)
 		}, `is already served by broker default/default`},

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -56,6 +57,35 @@ func (t *Table) Validate() error {
 				errs = append(errs, s.Reply.validate(sw+": reply"))
 			}
 			errs = append(errs, s.Delivery.validate(sw+": delivery"))
+		}
+	}
+	seen := map[string]bool{}
+	for i := range t.PingSources {
+		ps := &t.PingSources[i]
+		where := "pingsource " + ps.Key()
+		errs = append(errs, ps.Source.validate(where))
+		if seen[ps.Key()] {
+			errs = append(errs, fmt.Errorf("%s: appears twice", where))
+		}
+		seen[ps.Key()] = true
+		if ps.Schedule == "" {
+			errs = append(errs, fmt.Errorf("%s: schedule is required", where))
+		}
+		if ps.Data != "" && ps.DataBase64 != "" {
+			errs = append(errs, fmt.Errorf("%s: data and dataBase64 are both set", where))
+		}
+		if ps.DataBase64 != "" {
+			if _, err := base64.StdEncoding.DecodeString(ps.DataBase64); err != nil {
+				errs = append(errs, fmt.Errorf("%s: dataBase64: %w", where, err))
+			}
+		}
+		errs = append(errs, ps.Sink.validate(where+": sink"))
+		// A part of a split table may hold a PingSource without its sink;
+		// the merged table is checked whole.
+		if ps.SinkPath != "" && t.Shard == nil {
+			if _, ok := paths[ps.SinkPath]; !ok {
+				errs = append(errs, fmt.Errorf("%s: sinkPath %q is no Broker or Channel of the table", where, ps.SinkPath))
+			}
 		}
 	}
 	return errors.Join(errs...)

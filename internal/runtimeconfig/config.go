@@ -70,6 +70,8 @@ type Config struct {
 	NATSUser     string
 	NATSPassword string
 	NATSToken    string
+	// TestClockFile is for tests only: see KNC_TEST_CLOCK_FILE.
+	TestClockFile string
 
 	// given holds the flags set on the command line or through the
 	// environment, rather than left at their defaults.
@@ -134,6 +136,7 @@ var Environment = []Env{
 	{Name: "KNC_NATS_PASSWORD", Usage: "password for --nats-url, from a Secret", Bind: func(c *Config) *string { return &c.NATSPassword }},
 	{Name: "KNC_NATS_TOKEN", Usage: "token for --nats-url, from a Secret", Bind: func(c *Config) *string { return &c.NATSToken }},
 	{Name: "KNC_NATS_USER", Usage: "user for --nats-url, from a Secret", Bind: func(c *Config) *string { return &c.NATSUser }},
+	{Name: "KNC_TEST_CLOCK_FILE", Usage: "for tests only, never in production: PingSources fire by the RFC 3339 time this file holds, not the wall clock; a test rewrites it to step every runtime that reads it through the ticks", Bind: func(c *Config) *string { return &c.TestClockFile }},
 	{Name: "POD_NAME", Usage: "the node's name in a JetStream cluster when --server-name is not given", Bind: func(c *Config) *string { return &c.PodName }},
 	{Name: "POD_NAMESPACE", Usage: "the namespace knc runtime serves when --namespace is not given", Bind: func(c *Config) *string { return &c.PodNamespace }},
 }

@@ -8,8 +8,10 @@
 // Addressable duck type (status.address.url of the live referent, watched so
 // that a change re-programs the data plane), and reports each object's
 // status through its /status subresource. It never writes anything else:
-// its RBAC lets it read the four kinds and Addressables, and patch only
-// their status.
+// its RBAC lets it read the four kinds, PingSources and Addressables, and
+// patch only their status. The PingSources of the table are fired whether
+// or not the cluster serves their kind; their status is written where it
+// does.
 //
 // The status is the one local mode reports (package status, the same
 // condition types and reasons), with what only the cluster knows laid over

@@ -18,7 +18,12 @@ import (
 var (
 	EventingV1  = schema.GroupVersion{Group: knative.GroupEventing, Version: knative.Version}
 	MessagingV1 = schema.GroupVersion{Group: knative.GroupMessaging, Version: knative.Version}
+	SourcesV1   = schema.GroupVersion{Group: knative.GroupSources, Version: knative.Version}
 )
+
+// PingSourcesResource is the resource of PingSources, whose status the
+// runtime writes when its table has PingSources.
+var PingSourcesResource = SourcesV1.WithResource("pingsources")
 
 // Resources of the four kinds.
 var (
@@ -69,6 +74,9 @@ type LiveStatus struct {
 	// Subscribers and Channel are set for Channels.
 	Subscribers []status.SubscriberStatus `json:"subscribers,omitempty"`
 	Channel     *KReference               `json:"channel,omitempty"`
+	// SinkURI and CloudEventAttributes are set for PingSources.
+	SinkURI              string                        `json:"sinkUri,omitempty"`
+	CloudEventAttributes []status.CloudEventAttributes `json:"ceAttributes,omitempty"`
 }
 
 // LiveCondition is Knative's apis.Condition, as the API server holds it.
@@ -117,17 +125,24 @@ type (
 	Subscription struct {
 		LiveObject `json:",inline"`
 	}
+	// PingSource is the partial schema of sources.knative.dev/v1
+	// PingSource.
+	PingSource struct {
+		LiveObject `json:",inline"`
+	}
 )
 
-// Scheme returns a scheme holding the four kinds.
+// Scheme returns a scheme holding the four kinds and PingSource.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindBroker), &Broker{})
 	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindTrigger), &Trigger{})
 	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindChannel), &Channel{})
 	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindSubscription), &Subscription{})
+	s.AddKnownTypeWithName(SourcesV1.WithKind(knative.KindPingSource), &PingSource{})
 	metav1.AddToGroupVersion(s, EventingV1)
 	metav1.AddToGroupVersion(s, MessagingV1)
+	metav1.AddToGroupVersion(s, SourcesV1)
 	return s
 }
 
@@ -145,6 +160,9 @@ func newTyped(kind string) (client.Object, *LiveObject, error) {
 		return o, &o.LiveObject, nil
 	case knative.KindSubscription:
 		o := &Subscription{}
+		return o, &o.LiveObject, nil
+	case knative.KindPingSource:
+		o := &PingSource{}
 		return o, &o.LiveObject, nil
 	}
 	return nil, nil, fmt.Errorf("unknown kind %q", kind)
@@ -174,6 +192,7 @@ func (s *LiveStatus) DeepCopyInto(out *LiveStatus) {
 	*out = *s
 	out.Conditions = append([]LiveCondition(nil), s.Conditions...)
 	out.Subscribers = append([]status.SubscriberStatus(nil), s.Subscribers...)
+	out.CloudEventAttributes = append([]status.CloudEventAttributes(nil), s.CloudEventAttributes...)
 	if s.Address != nil {
 		a := *s.Address
 		out.Address = &a
@@ -213,6 +232,13 @@ func (c *Channel) DeepCopyObject() runtime.Object {
 func (s *Subscription) DeepCopyObject() runtime.Object {
 	out := &Subscription{}
 	s.DeepCopyInto(&out.LiveObject)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *PingSource) DeepCopyObject() runtime.Object {
+	out := &PingSource{}
+	p.DeepCopyInto(&out.LiveObject)
 	return out
 }
 
@@ -272,4 +298,6 @@ var ownedConditions = []string{
 	status.ConditionSubscribersReady,
 	status.ConditionChannelReady,
 	status.ConditionReferencesResolved,
+	status.ConditionSinkProvided,
+	status.ConditionDeployed,
 }

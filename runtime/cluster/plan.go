@@ -109,6 +109,20 @@ func plan(in planInput) []desiredStatus {
 			}
 		}
 	}
+	for i := range t.PingSources {
+		ps := &t.PingSources[i]
+		key := liveKey{knative.KindPingSource, ps.Namespace, ps.Name}
+		p.inTable[key] = true
+		live := p.in.live[key]
+		if live == nil {
+			continue
+		}
+		d := desiredStatus{kind: knative.KindPingSource, live: live}
+		if c := p.computed(knative.KindPingSource, ps.Source); c != nil {
+			d.status = copyStatus(c.Status)
+		}
+		out = append(out, d)
+	}
 	return append(out, p.orphans()...)
 }
 
@@ -291,6 +305,10 @@ func (p *planner) orphans() []desiredStatus {
 		live := p.in.live[k]
 		d := desiredStatus{kind: k.kind, live: live}
 		switch k.kind {
+		case knative.KindPingSource:
+			// Not compiled, so not fired by knc: whoever runs it
+			// reports it.
+			continue
 		case knative.KindBroker, knative.KindChannel:
 			if !servedByKnc(k.kind, live) {
 				continue
@@ -365,6 +383,7 @@ func copyStatus(s status.Status) status.Status {
 	out := s
 	out.Conditions = append([]status.Condition(nil), s.Conditions...)
 	out.Subscribers = append([]status.SubscriberStatus(nil), s.Subscribers...)
+	out.CloudEventAttributes = append([]status.CloudEventAttributes(nil), s.CloudEventAttributes...)
 	if s.Address != nil {
 		a := *s.Address
 		out.Address = &a

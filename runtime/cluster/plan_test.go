@@ -227,3 +227,34 @@ func TestPlanChannelFields(t *testing.T) {
 		t.Errorf("address = %v, want the compiled %s", ch.status.Address, table.Channels[0].Address)
 	}
 }
+
+// TestPlanPingSources writes the computed status of a PingSource of the
+// table that is live, and leaves alone one that is not in the table.
+func TestPlanPingSources(t *testing.T) {
+	table := testTable(t)
+	table.PingSources = []routing.PingSource{{
+		Source: routing.Source{Namespace: ns, Name: "heartbeat"}, Schedule: "* * * * *",
+		Sink: routing.Destination{URI: "http://knc-ingress.shop.svc.cluster.local/brokers/shop/default"}, SinkPath: "/brokers/shop/default",
+	}}
+	computed := status.Compute(status.Input{
+		Table: table,
+		Ping:  func(routing.Source) status.Ingress { return status.Ingress{Ready: true} },
+		Now:   time.Unix(0, 0),
+	})
+	live := liveSet{
+		{knative.KindPingSource, ns, "heartbeat"}: liveObject(t, knative.KindPingSource, "heartbeat", 4, `{"schedule":"* * * * *"}`, nil),
+		{knative.KindPingSource, ns, "other"}:     liveObject(t, knative.KindPingSource, "other", 1, `{"schedule":"* * * * *"}`, nil),
+	}
+	var got []string
+	for _, d := range plan(planInput{table: table, computed: computed, live: live, own: map[string]bool{ns: true}}) {
+		if d.kind != knative.KindPingSource {
+			continue
+		}
+		s := d.status
+		got = append(got, d.live.GetName()+" "+s.SinkURI+" "+s.Conditions[0].Type+"="+s.Conditions[0].Status+" "+s.CloudEventAttributes[0].Type)
+	}
+	want := []string{"heartbeat http://knc-ingress.shop.svc.cluster.local/brokers/shop/default Ready=True dev.knative.sources.ping"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("planned PingSources (-want +got):\n%s", d)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/resolve"
@@ -335,11 +336,27 @@ func (r *Runtime) report(ctx context.Context, w *watches, writer *statusWriter) 
 		}
 		ingress[liveKey{o.Kind, o.Metadata.Namespace, o.Metadata.Name}] = ing
 	}
+	// Whether the engine fires each PingSource.
+	fired := map[liveKey]status.Ingress{}
+	for _, o := range r.Engine().Statuses() {
+		c := o.ConditionOf(status.ConditionDeployed)
+		if o.Kind != knative.KindPingSource || c == nil {
+			continue
+		}
+		f := status.Ingress{Ready: c.Status == status.True}
+		if c.Status == status.False {
+			f.Reason, f.Message = c.Reason, c.Message
+		}
+		fired[liveKey{o.Kind, o.Metadata.Namespace, o.Metadata.Name}] = f
+	}
 	computed := status.Compute(status.Input{
 		Table:    table,
 		Resolved: r.programmedResults,
 		Ingress: func(kind string, o routing.Source) status.Ingress {
 			return ingress[liveKey{kind, o.Namespace, o.Name}]
+		},
+		Ping: func(o routing.Source) status.Ingress {
+			return fired[liveKey{knative.KindPingSource, o.Namespace, o.Name}]
 		},
 		Now: time.Now(),
 	})
@@ -404,7 +421,10 @@ func (r *Runtime) watchedNamespaces(t *routing.Table) []string {
 }
 
 // watchKinds starts the informers of the four kinds in every namespace
-// the table needs.
+// the table needs, and of PingSources in the namespaces of the table's.
+// PingSources whose kind the cluster does not serve (no CRD of
+// sources.knative.dev) are fired all the same; their status is not
+// written.
 func (r *Runtime) watchKinds(ctx context.Context, w *watches, t *routing.Table) error {
 	var errs []error
 	for _, ns := range r.watchedNamespaces(t) {
@@ -414,10 +434,24 @@ func (r *Runtime) watchKinds(ctx context.Context, w *watches, t *routing.Table) 
 			}
 		}
 	}
+	for _, ns := range pingNamespaces(t) {
+		if _, err := w.informer(ctx, PingSourcesResource, ns); err != nil {
+			r.log.Warn("cannot watch PingSources; their status is not written", "namespace", ns, "error", err)
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("cluster: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// pingNamespaces are the namespaces of the table's PingSources, sorted.
+func pingNamespaces(t *routing.Table) []string {
+	set := map[string]bool{}
+	for _, ps := range t.PingSources {
+		set[ps.Namespace] = true
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 func (r *Runtime) liveObjects(ctx context.Context, w *watches, t *routing.Table) (liveSet, error) {
@@ -433,10 +467,23 @@ func (r *Runtime) liveObjects(ctx context.Context, w *watches, t *routing.Table)
 			}
 		}
 	}
+	for _, ns := range pingNamespaces(t) {
+		objs, err := w.list(ctx, PingSourcesResource, ns)
+		if err != nil {
+			// watchKinds said why; the PingSources still fire.
+			continue
+		}
+		for _, o := range objs {
+			live[liveKey{knative.KindPingSource, o.GetNamespace(), o.GetName()}] = o
+		}
+	}
 	return live, nil
 }
 
 func isKnativeKind(res schema.GroupVersionResource) bool {
+	if res == PingSourcesResource {
+		return true
+	}
 	for _, k := range kinds {
 		if k.resource == res {
 			return true

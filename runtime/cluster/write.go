@@ -84,5 +84,7 @@ func apply(setter conditions.Setter, obj *LiveObject, d desiredStatus) {
 		s.PhysicalSubscription = &ps
 	}
 	s.Subscribers = slices.Clone(d.status.Subscribers)
+	s.SinkURI = d.status.SinkURI
+	s.CloudEventAttributes = slices.Clone(d.status.CloudEventAttributes)
 	s.Channel = d.channel
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/ping"
 	"github.com/knc-dev/knc/runtime/status"
 	"github.com/knc-dev/knc/runtime/tracing"
 	"github.com/knc-dev/knc/runtime/ui"
@@ -43,6 +44,9 @@ func Apply(o *engine.Options, c *runtimeconfig.Config) error {
 	o.MaxStoreBytes = c.MaxStoreBytes
 	o.NATSAddr = c.NATSAddr
 	o.ShutdownTimeout = c.ShutdownTimeout
+	if c.TestClockFile != "" {
+		o.PingClock = ping.FileClock{Path: c.TestClockFile}
+	}
 	o.Limits = ingress.Limits{
 		MaxHeaderBytes:        c.MaxHeaderBytes,
 		ReadHeaderTimeout:     c.ReadHeaderTimeout,

@@ -18,6 +18,7 @@ import (
 	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/ping"
 	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/resolve"
@@ -68,8 +69,18 @@ type Engine struct {
 	ready     atomic.Bool
 	readyCh   chan struct{}
 
+	// pinger fires the PingSources (ping.go); pingSender sends the events
+	// of those whose sink is outside the table, and pingKV holds the ticks
+	// claimed for them.
+	pinger     *ping.Scheduler
+	pingSender *delivery.Sender
+	pingMu     sync.Mutex
+	pingKV     jetstream.KeyValue
+
 	statusMu sync.Mutex
 	statuses []status.Report
+	// pingProblems tell why PingSources are not fired, by namespace/name.
+	pingProblems map[string]error
 }
 
 // New checks opts and returns an Engine that is not started.
@@ -78,12 +89,13 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts:    opts,
-		log:     opts.Logger,
-		metrics: metrics.New(opts.Registry),
-		served:  map[string]*sourceStages{},
-		lanes:   map[string]*pipeline.Lane{},
-		readyCh: make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger,
+		metrics:    metrics.New(opts.Registry),
+		served:     map[string]*sourceStages{},
+		lanes:      map[string]*pipeline.Lane{},
+		readyCh:    make(chan struct{}),
+		pingSender: delivery.NewSender(),
 	}
 	e.ingress = ingress.New(ingress.Config{
 		MaxBodyBytes:   opts.MaxBodyBytes,
@@ -254,6 +266,7 @@ func (e *Engine) Start(ctx context.Context) (err error) {
 		}
 	}
 	e.accepting.Store(true)
+	e.startPing()
 	e.ready.Store(true)
 	e.refreshStatus()
 	close(e.readyCh)
@@ -351,6 +364,7 @@ func (e *Engine) Reload(ctx context.Context, t *routing.Table) error {
 		delete(e.served, id)
 	}
 	e.purgeDeletedTargets(ctx, old, p)
+	e.updatePing(t)
 	e.refreshStatus()
 	e.log.Info("reloaded the routing table", "brokers", len(t.Brokers), "channels", len(t.Channels))
 	return errors.Join(errs...)
@@ -442,6 +456,10 @@ func (e *Engine) refreshStatus() {
 			}
 			return status.Ingress{}
 		},
+		Ping: func(o routing.Source) status.Ingress {
+			ready, reason, message := e.pingStatus(o)
+			return status.Ingress{Ready: ready, Reason: reason, Message: message}
+		},
 		Previous: e.statuses,
 		Now:      time.Now(),
 	})
@@ -468,6 +486,11 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 func (e *Engine) closeAll(ctx context.Context) error {
 	e.accepting.Store(false)
 	var errs []error
+	// Fire no more ticks; those being stored are abandoned, and the
+	// other replicas, if any, store them.
+	if e.pinger != nil {
+		e.pinger.Stop()
+	}
 	// Stop taking requests; requests in progress finish (an ingress waits at
 	// most PublishTimeout for JetStream).
 	if e.ingress.Serving() {

@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/natsserver"
+	"github.com/knc-dev/knc/runtime/ping"
 	"github.com/knc-dev/knc/runtime/pipeline"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/tracing"
@@ -165,6 +166,9 @@ type Options struct {
 	// With MaxStoreBytes, each namespace keeps at most a quarter of it.
 	KeptMaxBytes int64
 	KeptMaxAge   time.Duration
+	// PingClock is the clock PingSources fire by; nil is the wall clock.
+	// Tests give a ping.FileClock, which they step.
+	PingClock ping.Clock
 	// UI, when set, serves the live page at /ui and below (package
 	// runtime/ui): on the admin listener, or on the HTTP listener when
 	// there is none.

@@ -286,6 +286,10 @@ func (s *Source) Target(token string) *Target { return s.byToken[token] }
 // Targets are its Triggers or Subscriptions.
 func (s *Source) Targets() []*Target { return s.targets }
 
+// CountAccepted counts an event stored in the ingress stream of s other
+// than through its Endpoint: a PingSource's.
+func (s *Source) CountAccepted() { s.metrics.Accepted.Inc() }
+
 // DropUnreadable counts n events of s that JetStream lost from its files.
 func (s *Source) DropUnreadable(n int) { s.metrics.DropN(metrics.DropUnreadable, n) }
 

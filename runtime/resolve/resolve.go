@@ -29,12 +29,13 @@ const (
 	FieldSubscriber     = "subscriber"
 	FieldReply          = "reply"
 	FieldDeadLetterSink = "deadLetterSink"
+	FieldSink           = "sink"
 )
 
 // Site names one Destination field of one object of the table.
 type Site struct {
-	// Kind is one of knative.KindBroker, KindTrigger, KindChannel and
-	// KindSubscription.
+	// Kind is one of knative.KindBroker, KindTrigger, KindChannel,
+	// KindSubscription and KindPingSource.
 	Kind      string
 	Namespace string
 	Name      string
@@ -60,8 +61,8 @@ func (r Results) Lookup(kind string, o routing.Source, field string) (Result, bo
 
 // All resolves every Destination of t: the dead-letter sinks of Brokers and
 // Channels, the subscriber and effective dead-letter sink of each Trigger,
-// and the subscriber, reply and effective dead-letter sink of each
-// Subscription.
+// the subscriber, reply and effective dead-letter sink of each
+// Subscription, and the sink of each PingSource.
 func All(ctx context.Context, t *routing.Table, r Resolver) Results {
 	out := Results{}
 	add := func(kind string, o routing.Source, field string, d *routing.Destination) {
@@ -95,6 +96,10 @@ func All(ctx context.Context, t *routing.Table, r Resolver) Results {
 			add(knative.KindSubscription, s.Source, FieldReply, s.Reply)
 			add(knative.KindSubscription, s.Source, FieldDeadLetterSink, deadLetterSink(s.Delivery))
 		}
+	}
+	for i := range t.PingSources {
+		ps := &t.PingSources[i]
+		add(knative.KindPingSource, ps.Source, FieldSink, &ps.Sink)
 	}
 	return out
 }

@@ -21,6 +21,9 @@ const (
 	ConditionSubscribersReady       = "SubscribersReady"
 	ConditionChannelReady           = "ChannelReady"
 	ConditionReferencesResolved     = "ReferencesResolved"
+	// A PingSource's, as Knative names them.
+	ConditionSinkProvided = "SinkProvided"
+	ConditionDeployed     = "Deployed"
 )
 
 // Condition statuses.
@@ -74,6 +77,16 @@ type Status struct {
 	// Subscribers is set for Channels, one entry per Subscription in the
 	// table's order.
 	Subscribers []SubscriberStatus `json:"subscribers,omitempty"`
+	// SinkURI and CloudEventAttributes are set for PingSources.
+	SinkURI              string                 `json:"sinkUri,omitempty"`
+	CloudEventAttributes []CloudEventAttributes `json:"ceAttributes,omitempty"`
+}
+
+// CloudEventAttributes names the type and source of the events a source
+// sends.
+type CloudEventAttributes struct {
+	Type   string `json:"type"`
+	Source string `json:"source"`
 }
 
 // Addressable is duckv1.Addressable.
@@ -119,15 +132,18 @@ type Input struct {
 	// Ingress reports the data plane of a Broker (kind knative.KindBroker) or
 	// Channel; nil means nothing is set up yet.
 	Ingress func(kind string, o routing.Source) Ingress
+	// Ping reports whether the runtime fires a PingSource: Ready once it
+	// is scheduled. nil means nothing is scheduled yet.
+	Ping func(o routing.Source) Ingress
 	// Previous is the status last reported, for lastTransitionTime.
 	Previous []Report
 	// Now stamps the conditions whose status changed.
 	Now time.Time
 }
 
-// Compute returns one Report per Broker, Trigger, Channel and Subscription of
-// the table: each Broker followed by its Triggers, then each Channel followed
-// by its Subscriptions.
+// Compute returns one Report per Broker, Trigger, Channel, Subscription
+// and PingSource of the table: each Broker followed by its Triggers, then
+// each Channel followed by its Subscriptions, then the PingSources.
 func Compute(in Input) []Report {
 	c := computer{in: in, previous: map[objectKey]*Report{}}
 	for i := range in.Previous {
@@ -160,7 +176,57 @@ func Compute(in Input) []Report {
 			out = append(out, c.finishSubscription(ch, subs[j], channelReady))
 		}
 	}
+	for i := range in.Table.PingSources {
+		out = append(out, c.pingSource(&in.Table.PingSources[i]))
+	}
 	return out
+}
+
+// pingSource reports a PingSource with the conditions Knative's
+// reconciler sets: SinkProvided (False with reason NotFound when the sink
+// does not resolve), and Deployed, which here says whether the runtime
+// fires it.
+func (c *computer) pingSource(ps *routing.PingSource) Report {
+	obj := c.object(knative.SourcesV1, knative.KindPingSource, ps.Source)
+	var conds []Condition
+	res, ok := c.in.Resolved.Lookup(knative.KindPingSource, ps.Source, resolve.FieldSink)
+	if ps.SinkPath != "" {
+		// A Broker or Channel of the table: its address as its own
+		// status reports it.
+		res, ok = resolve.Result{URL: c.address(ps.SinkPath, ps.Sink.URI)}, true
+	}
+	switch {
+	case !ok:
+		conds = append(conds, Condition{Type: ConditionSinkProvided, Status: Unknown, Reason: "Resolving",
+			Message: "the sink is not resolved yet"})
+	case res.Err != nil:
+		conds = append(conds, Condition{Type: ConditionSinkProvided, Status: False, Reason: "NotFound",
+			Message: fmt.Sprintf("sink not found: %v", res.Err)})
+	default:
+		obj.Status.SinkURI = res.URL
+		conds = append(conds, Condition{Type: ConditionSinkProvided, Status: True, Reason: "SinkProvided", Message: res.URL})
+	}
+	var fired Ingress
+	if c.in.Ping != nil {
+		fired = c.in.Ping(ps.Source)
+	}
+	zone := ps.Timezone
+	if zone == "" {
+		zone = "UTC"
+	}
+	switch {
+	case fired.Ready:
+		conds = append(conds, Condition{Type: ConditionDeployed, Status: True, Reason: "Deployed",
+			Message: fmt.Sprintf("the runtime fires it on schedule %q in time zone %s", ps.Schedule, zone)})
+	case fired.Reason == "":
+		conds = append(conds, Condition{Type: ConditionDeployed, Status: Unknown, Reason: "Provisioning",
+			Message: "the runtime is not firing it yet"})
+	default:
+		conds = append(conds, Condition{Type: ConditionDeployed, Status: False, Reason: fired.Reason, Message: fired.Message})
+	}
+	obj.Status.CloudEventAttributes = []CloudEventAttributes{{Type: knative.PingSourceEventType, Source: knative.PingSourceEventSource(ps.Namespace, ps.Name)}}
+	c.finish(&obj, conds)
+	return obj
 }
 
 type objectKey struct{ kind, namespace, name string }

@@ -221,3 +221,66 @@ func TestTableAddressWithoutBaseURL(t *testing.T) {
 		t.Errorf("channel without any address: Addressable %+v, address %+v; want False and none", c, ch.Status.Address)
 	}
 }
+
+func TestPingSourceStatus(t *testing.T) {
+	toBroker := routing.PingSource{Source: routing.Source{Namespace: "ns", Name: "to-broker", Generation: 2}, Schedule: "* * * * *",
+		Sink: routing.Destination{URI: "http://knc-ingress.ns.svc.cluster.local/brokers/ns/b"}, SinkPath: "/brokers/ns/b"}
+	toService := routing.PingSource{Source: routing.Source{Namespace: "ns", Name: "to-service"}, Schedule: "0 * * * *", Timezone: "Europe/Paris",
+		Sink: routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "svc"}}}
+	attrs := func(name string) []CloudEventAttributes {
+		return []CloudEventAttributes{{Type: "dev.knative.sources.ping", Source: "/apis/v1/namespaces/ns/pingsources/" + name}}
+	}
+	tests := []struct {
+		name     string
+		ps       routing.PingSource
+		resolved resolve.Results
+		ping     Ingress
+		want     Status
+	}{
+		{"broker sink, fired", toBroker, nil, Ingress{Ready: true}, Status{
+			ObservedGeneration: 2, SinkURI: "http://127.0.0.1:8080/brokers/ns/b", CloudEventAttributes: attrs("to-broker"),
+			Conditions: []Condition{
+				{Type: "Ready", Status: "True", Reason: "Ready", Message: "pingsource is ready", LastTransitionTime: stamp0},
+				{Type: "SinkProvided", Status: "True", Reason: "SinkProvided", Message: "http://127.0.0.1:8080/brokers/ns/b", LastTransitionTime: stamp0},
+				{Type: "Deployed", Status: "True", Reason: "Deployed", Message: `the runtime fires it on schedule "* * * * *" in time zone UTC`, LastTransitionTime: stamp0},
+			}}},
+		{"sink not found", toService, resolve.Results{site("PingSource", "to-service", "sink"): {Err: errors.New("Service ns/svc: not addressable")}}, Ingress{Ready: true}, Status{
+			ObservedGeneration: 1, CloudEventAttributes: attrs("to-service"),
+			Conditions: []Condition{
+				{Type: "Ready", Status: "False", Reason: "NotFound", Message: "sink not found: Service ns/svc: not addressable", LastTransitionTime: stamp0},
+				{Type: "SinkProvided", Status: "False", Reason: "NotFound", Message: "sink not found: Service ns/svc: not addressable", LastTransitionTime: stamp0},
+				{Type: "Deployed", Status: "True", Reason: "Deployed", Message: `the runtime fires it on schedule "0 * * * *" in time zone Europe/Paris`, LastTransitionTime: stamp0},
+			}}},
+		{"not fired yet", toService, resolve.Results{site("PingSource", "to-service", "sink"): {URL: "http://svc.ns.svc.cluster.local/"}}, Ingress{}, Status{
+			ObservedGeneration: 1, SinkURI: "http://svc.ns.svc.cluster.local/", CloudEventAttributes: attrs("to-service"),
+			Conditions: []Condition{
+				{Type: "Ready", Status: "Unknown", Reason: "Provisioning", Message: "the runtime is not firing it yet", LastTransitionTime: stamp0},
+				{Type: "SinkProvided", Status: "True", Reason: "SinkProvided", Message: "http://svc.ns.svc.cluster.local/", LastTransitionTime: stamp0},
+				{Type: "Deployed", Status: "Unknown", Reason: "Provisioning", Message: "the runtime is not firing it yet", LastTransitionTime: stamp0},
+			}}},
+		{"invalid schedule", toBroker, nil, Ingress{Reason: "InvalidSchedule", Message: "bad zone"}, Status{
+			ObservedGeneration: 2, SinkURI: "http://127.0.0.1:8080/brokers/ns/b", CloudEventAttributes: attrs("to-broker"),
+			Conditions: []Condition{
+				{Type: "Ready", Status: "False", Reason: "InvalidSchedule", Message: "bad zone", LastTransitionTime: stamp0},
+				{Type: "SinkProvided", Status: "True", Reason: "SinkProvided", Message: "http://127.0.0.1:8080/brokers/ns/b", LastTransitionTime: stamp0},
+				{Type: "Deployed", Status: "False", Reason: "InvalidSchedule", Message: "bad zone", LastTransitionTime: stamp0},
+			}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Compute(Input{
+				Table:    &routing.Table{PingSources: []routing.PingSource{tt.ps}},
+				BaseURL:  "http://127.0.0.1:8080",
+				Resolved: tt.resolved,
+				Ping:     func(routing.Source) Ingress { return tt.ping },
+				Now:      t0,
+			})
+			if len(out) != 1 || out[0].Kind != "PingSource" || out[0].APIVersion != "sources.knative.dev/v1" {
+				t.Fatalf("Compute = %+v; want one PingSource", out)
+			}
+			if d := cmp.Diff(tt.want, out[0].Status); d != "" {
+				t.Errorf("status (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -8,5 +8,8 @@
 // The NATS nodes run in the test process (runtime/natsserver with cluster
 // routes); the runtimes are real knc processes. A second test runs the
 // form knc build renders for runtime.replicas: 3: three runtimes whose
-// embedded servers are the cluster, one of which is killed and restarted.
+// embedded servers are the cluster, one of which is killed and restarted;
+// a third runs the same form firing a PingSource through 20 ticks of a
+// shared test clock, with one runtime killed midway, and checks that each
+// tick is stored once and delivered.
 package cluster3

@@ -48,6 +48,11 @@ type statusObject struct {
 			Ready              string `json:"ready"`
 			Message            string `json:"message"`
 		} `json:"subscribers"`
+		SinkURI      string `json:"sinkUri"`
+		CEAttributes []struct {
+			Type   string `json:"type"`
+			Source string `json:"source"`
+		} `json:"ceAttributes"`
 	} `json:"status"`
 }
 

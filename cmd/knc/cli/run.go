@@ -51,7 +51,9 @@ written by 'knc build' (--table). Subscribers that are Services in a cluster
 can be pointed at local processes with --address and --services-url.
 
 Each Broker is served at /brokers/NAMESPACE/NAME and each Channel at
-/channels/NAMESPACE/NAME. An event is answered 202 only once it is stored;
+/channels/NAMESPACE/NAME. PingSources fire on their schedule into their
+sink (see docs/sources-and-flows.md); $KNC_TEST_CLOCK_FILE, for tests
+only, makes them fire by the time a file holds instead of the clock. An event is answered 202 only once it is stored;
 events accepted but not yet delivered are delivered after a restart with the
 same --data-dir, which defaults to .knc-data in the current directory so
 that a restart finds them. The listener also serves:
@@ -253,8 +255,8 @@ func (d *drawings) of(t *routing.Table) *topology.Graph {
 func loadRunTable(stderr io.Writer, paths []string, f *runFlags, graphs *drawings) (*routing.Table, *project.Config, error) {
 	if f.config.Table == "" {
 		t, cfg, set, err := compileProject(stderr, &f.load, &f.addresses, paths)
-		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 {
-			return nil, nil, usageError("nothing to serve: no Broker or Channel that knc runs was found; give the PATH of your manifests, or --table FILE")
+		if err == nil && len(t.Brokers) == 0 && len(t.Channels) == 0 && len(t.PingSources) == 0 {
+			return nil, nil, usageError("nothing to serve: no Broker, Channel or PingSource that knc runs was found; give the PATH of your manifests, or --table FILE")
 		}
 		if err == nil {
 			graphs.add(t, graph.Build(set, t))

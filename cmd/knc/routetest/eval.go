@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/runtime/ping"
 	"github.com/knc-dev/knc/runtime/router"
 )
 
@@ -31,18 +33,28 @@ type Outcome struct {
 	Unused []string
 }
 
+// pingTick is the tick whose event a case that starts at a PingSource
+// sends; filters see its time.
+var pingTick = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Evaluator routes events through one table with the runtime's matcher;
 // matchers are compiled once per Broker and reused by every case.
 type Evaluator struct {
 	table    *routing.Table
 	brokers  map[string]*routing.Broker // by "namespace/name" and by address
 	channels map[string]*routing.Channel
+	pings    map[string]*routing.PingSource
 	matchers map[*routing.Broker]*router.Matcher
 }
 
 // NewEvaluator indexes table.
 func NewEvaluator(table *routing.Table) *Evaluator {
-	ev := &Evaluator{table: table, brokers: map[string]*routing.Broker{}, channels: map[string]*routing.Channel{}, matchers: map[*routing.Broker]*router.Matcher{}}
+	ev := &Evaluator{table: table, brokers: map[string]*routing.Broker{}, channels: map[string]*routing.Channel{},
+		pings: map[string]*routing.PingSource{}, matchers: map[*routing.Broker]*router.Matcher{}}
+	for i := range table.PingSources {
+		ps := &table.PingSources[i]
+		ev.pings[ps.Key()] = ps
+	}
 	for i := range table.Brokers {
 		b := &table.Brokers[i]
 		ev.brokers[b.Key()] = b
@@ -62,8 +74,11 @@ func NewEvaluator(table *routing.Table) *Evaluator {
 
 // Has reports whether the table holds t.
 func (ev *Evaluator) Has(t Target) bool {
-	if t.Kind == "Channel" {
+	switch t.Kind {
+	case "Channel":
 		return ev.channels[t.key()] != nil
+	case KindPingSource:
+		return ev.pings[t.key()] != nil
 	}
 	return ev.brokers[t.key()] != nil
 }
@@ -71,11 +86,16 @@ func (ev *Evaluator) Has(t Target) bool {
 // Targets lists what the table holds of kind, for messages.
 func (ev *Evaluator) Targets(kind string) []string {
 	var out []string
-	if kind == "Channel" {
+	switch kind {
+	case KindPingSource:
+		for _, ps := range ev.table.PingSources {
+			out = append(out, ps.Key())
+		}
+	case "Channel":
 		for _, c := range ev.table.Channels {
 			out = append(out, c.Key())
 		}
-	} else {
+	default:
 		for _, b := range ev.table.Brokers {
 			out = append(out, b.Key())
 		}
@@ -101,21 +121,41 @@ func (ev *Evaluator) Evaluate(c *Case) (*Outcome, error) {
 	tr := &trace{ev: ev, c: c, destinations: map[string]bool{}, used: map[string]bool{}}
 	out := &Outcome{Reasons: map[string]string{}}
 	key := c.Target.key()
+	kind, e := c.Target.Kind, c.Event
 	var err error
-	if c.Target.Kind == "Channel" {
+	if kind == KindPingSource {
+		// The event of a tick, sent into the sink: a Broker or Channel of
+		// the table, or a final destination.
+		ps := ev.pings[key]
+		if e, err = ping.NewEvent(ps, pingTick); err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.brokers[ps.Sink.URI] != nil && ps.Sink.Ref == nil:
+			kind, key = "Broker", ev.brokers[ps.Sink.URI].Key()
+		case ev.channels[ps.Sink.URI] != nil && ps.Sink.Ref == nil:
+			kind, key = "Channel", ev.channels[ps.Sink.URI].Key()
+		default:
+			tr.destinations[DestinationName(ps.Sink)] = true
+			kind = ""
+		}
+	}
+	switch kind {
+	case "":
+	case "Channel":
 		ch := ev.channels[key]
 		for _, s := range ch.Subscriptions {
 			out.Reached = append(out.Reached, s.Name)
 			out.Reasons[s.Name] = "a Channel delivers every event to each of its Subscriptions"
 		}
-		err = tr.channel(ch, c.Event, 0)
-	} else {
+		err = tr.channel(ch, e, 0)
+	default:
 		b := ev.brokers[key]
 		var m *router.Matcher
 		if m, err = ev.matcher(b); err != nil {
 			return nil, err
 		}
-		for _, v := range m.Explain(c.Event) {
+		for _, v := range m.Explain(e) {
 			t := &b.Triggers[v.Index]
 			verdict := "not matched: "
 			if v.Matched {
@@ -124,7 +164,7 @@ func (ev *Evaluator) Evaluate(c *Case) (*Outcome, error) {
 			}
 			out.Reasons[t.Name] = verdict + v.Reason
 		}
-		err = tr.broker(b, c.Event, 0)
+		err = tr.broker(b, e, 0)
 	}
 	if err != nil {
 		return nil, err

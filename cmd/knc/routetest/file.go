@@ -71,7 +71,8 @@ type caseShape struct {
 	Name         string         `json:"name"`
 	Broker       string         `json:"broker,omitempty"`
 	Channel      string         `json:"channel,omitempty"`
-	Event        map[string]any `json:"event" knc:"open"`
+	PingSource   string         `json:"pingSource,omitempty"`
+	Event        map[string]any `json:"event,omitempty" knc:"open"`
 	Expect       any            `json:"expect,omitempty" knc:"open"`
 	Replies      map[string]any `json:"replies,omitempty" knc:"open"`
 	Destinations any            `json:"destinations,omitempty" knc:"open"`
@@ -108,7 +109,13 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 			seen[c.Name] = c.Pos
 		}
 		c.Target = parseTarget(doc, at, cs, &diags)
-		c.Event = parseEvent(doc, load.JoinKey(at, "event"), cs.Event, i, &diags)
+		switch {
+		case c.Target.Kind != KindPingSource:
+			c.Event = parseEvent(doc, load.JoinKey(at, "event"), cs.Event, i, &diags)
+		case cs.Event != nil:
+			p := load.JoinKey(at, "event")
+			diags.Add(doc.PosOf(p), p, "a case that starts at a PingSource sends the event the PingSource sends; leave event out")
+		}
 		if cs.Expect != nil || !update {
 			c.Expect = parseNames(doc, load.JoinKey(at, "expect"), cs.Expect, &diags)
 		}
@@ -136,16 +143,28 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 	return f, nil
 }
 
+// KindPingSource is the Kind of a Target that is a PingSource: the case
+// starts with the event it sends, into its sink.
+const KindPingSource = "PingSource"
+
 func parseTarget(doc *load.Document, at string, cs caseShape, diags *diag.List) Target {
-	kind, ref, field := "Broker", cs.Broker, "broker"
-	switch {
-	case cs.Broker != "" && cs.Channel != "":
-		diags.Add(doc.PosOf(load.JoinKey(at, "channel")), load.JoinKey(at, "channel"), "a case sends its event to a broker or a channel, not both")
-		return Target{}
-	case cs.Channel != "":
-		kind, ref, field = "Channel", cs.Channel, "channel"
-	case cs.Broker == "":
-		diags.Add(doc.PosOf(at), at, "a case needs broker: NAMESPACE/NAME or channel: NAMESPACE/NAME, where the event is sent")
+	var kind, ref, field string
+	n := 0
+	for _, t := range []struct{ kind, ref, field string }{
+		{"Broker", cs.Broker, "broker"}, {"Channel", cs.Channel, "channel"}, {KindPingSource, cs.PingSource, "pingSource"},
+	} {
+		if t.ref == "" {
+			continue
+		}
+		n++
+		if n > 1 {
+			diags.Add(doc.PosOf(load.JoinKey(at, t.field)), load.JoinKey(at, t.field), "a case starts at one of broker, channel or pingSource, not at %s and %s", field, t.field)
+			return Target{}
+		}
+		kind, ref, field = t.kind, t.ref, t.field
+	}
+	if n == 0 {
+		diags.Add(doc.PosOf(at), at, "a case needs broker: NAMESPACE/NAME or channel: NAMESPACE/NAME, where the event is sent, or pingSource: NAMESPACE/NAME, whose event it is")
 		return Target{}
 	}
 	ns, name, ok := strings.Cut(ref, "/")

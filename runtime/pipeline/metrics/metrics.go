@@ -32,8 +32,20 @@ type Set struct {
 	kept            *prometheus.CounterVec
 	attemptDuration *prometheus.HistogramVec
 	latency         *prometheus.HistogramVec
+	pingTicks       *prometheus.CounterVec
 	accounting      *accounting
 }
+
+// Outcomes of a PingSource's tick in this runtime (PingTick).
+const (
+	// PingStored: this runtime stored the tick's event (or sent it, for a
+	// sink outside the table); another replica's copy is not counted.
+	PingStored = "stored"
+	// PingMissed: this runtime was too late to fire the tick.
+	PingMissed = "missed"
+	// PingLost: the event could not be stored, or its sink refused it.
+	PingLost = "lost"
+)
 
 var sourceLabels = []string{"namespace", "kind", "name"}
 
@@ -64,10 +76,18 @@ func New(reg *prometheus.Registry) *Set {
 		latency: newHistogramVec(reg, "knc_delivery_latency_seconds",
 			"Time from an event's acceptance by the ingress to its successful delivery, retries included.",
 			prometheus.ExponentialBuckets(0.001, 2, 18), sourceLabels),
+		pingTicks: newCounterVec(reg, "knc_pingsource_ticks_total",
+			"Ticks of a PingSource this runtime fired, by outcome: stored, missed (too late) or lost.",
+			[]string{"namespace", "name", "outcome"}),
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.accounting = newAccounting(reg)
 	return m
+}
+
+// PingTick counts a tick of PingSource o with its outcome.
+func (m *Set) PingTick(o routing.Source, outcome string) {
+	m.pingTicks.WithLabelValues(o.Namespace, o.Name, outcome).Inc()
 }
 
 // newCounterVec makes a counter family and registers it, so that each
