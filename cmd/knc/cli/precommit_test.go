@@ -234,9 +234,10 @@ func TestPreCommitInstall(t *testing.T) {
 	for _, e := range entries {
 		installed = append(installed, e.Name())
 	}
-	// knc-runtime, the runtime's own binary, lands beside it: no hook
-	// runs it, and it serves nothing unless started.
-	if want := []string{"knc", "knc-runtime"}; !slices.Equal(installed, want) {
+	// knc-draw and knc-runtime, the binaries that lay out drawings and
+	// serve the runtime, land beside it: no hook runs them, and they do
+	// nothing unless started.
+	if want := []string{"knc", "knc-draw", "knc-runtime"}; !slices.Equal(installed, want) {
 		t.Fatalf("go install ./... put %v in GOPATH/bin, want %v: pre-commit would install them all", installed, want)
 	}
 
