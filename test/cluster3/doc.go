@@ -11,5 +11,7 @@
 // embedded servers are the cluster, one of which is killed and restarted;
 // a third runs the same form firing a PingSource through 20 ticks of a
 // shared test clock, with one runtime killed midway, and checks that each
-// tick is stored once and delivered.
+// tick is stored once and delivered. Another keeps the letters a refusing
+// subscriber leaves on the external cluster, and lists and replays them
+// with knc dlq across a restart.
 package cluster3
