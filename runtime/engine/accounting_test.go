@@ -20,8 +20,8 @@ import (
 
 // outcomes are the accounting counters of one target.
 type outcomes struct {
-	Accepted, Delivered, DeadLettered float64
-	Kept, Dropped                     map[string]float64
+	Accepted, Delivered, DeadLettered, Replayed float64
+	Kept, Dropped                               map[string]float64
 }
 
 // settled is the sum of the outcomes: kept letters evicted later
@@ -67,6 +67,8 @@ func accountOf(t *testing.T, e *Engine) map[string]outcomes {
 				o.Delivered += v
 			case "knc_deliveries_dead_lettered_total":
 				o.DeadLettered += v
+			case "knc_deliveries_replayed_total":
+				o.Replayed += v
 			case "knc_deliveries_kept_total":
 				if o.Kept == nil {
 					o.Kept = map[string]float64{}

@@ -274,7 +274,7 @@ func (e *Engine) replayReply(ctx context.Context, l storedLetter, req kept.Repla
 	}
 	if fresh[0] {
 		if t := src.Target(l.msg.Header.Get(kept.HeaderTargetToken)); t != nil {
-			t.CountReplayed()
+			t.CountReplayedIntoSource()
 		}
 	}
 	return "", nil

@@ -382,4 +382,10 @@ func TestRepliesBeyondTheirTTLAreKept(t *testing.T) {
 	if loop.count() <= seen {
 		t.Errorf("the subscriber saw %d requests after the replay, %d before: the replay reached no Trigger", loop.count(), seen)
 	}
+	// The replay went into the Broker: the Trigger counts it replayed,
+	// and its accounting still balances once the loop settles.
+	eventually(t, 30*time.Second, "the Trigger's accounting to balance after the replay", func() bool {
+		o := accountOf(t, e)["trigger/loop"]
+		return o.Accepted == o.settled() && o.Replayed == 1
+	})
 }

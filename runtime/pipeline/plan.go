@@ -374,3 +374,11 @@ func (t *Target) CountReplayed() {
 	t.account.Accepted.Inc()
 	t.account.Replayed.Inc()
 }
+
+// CountReplayedIntoSource counts a letter of t replayed into its Broker
+// rather than delivered to t again, as a reply beyond its TTL is: the
+// deliveries it makes are accepted on the Triggers it matches, t's among
+// them, so t counts only the replay.
+func (t *Target) CountReplayedIntoSource() {
+	t.account.Replayed.Inc()
+}
