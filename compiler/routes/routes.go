@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/flows"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/knative"
@@ -218,6 +219,12 @@ func (c *Compiler) Address(r *model.KReference) (string, bool) {
 		case *model.Channel:
 			if ServesChannel(o) {
 				return c.ingressURL(o.Metadata.Namespace, routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)), true
+			}
+		case *model.Sequence, *model.Parallel:
+			// A flow's address is its ingress Channel's, as Knative's
+			// controllers report it.
+			if name, ok := flows.IngressChannel(o); ok {
+				return c.Address(&model.KReference{APIVersion: knative.MessagingV1, Kind: knative.KindChannel, Namespace: key.Namespace, Name: name})
 			}
 		}
 	}
