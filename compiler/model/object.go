@@ -132,3 +132,15 @@ func KeyOf(o Object) Key {
 	tm, m := o.GetTypeMeta(), o.GetMetadata()
 	return Key{Group: Group(tm.APIVersion), Kind: tm.Kind, Namespace: m.Namespace, Name: m.Name}
 }
+
+// Read counts the objects read from the repository, leaving out those the
+// flows stage compiled from its Sequences and Parallels.
+func (s *Set) Read() int {
+	n := 0
+	for _, e := range s.Entries {
+		if !e.Generated() {
+			n++
+		}
+	}
+	return n
+}
