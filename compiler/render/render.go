@@ -499,6 +499,16 @@ func tableFor(t *routing.Table, ns string) *routing.Table {
 			out.Channels = append(out.Channels, c)
 		}
 	}
+	for _, s := range t.Sequences {
+		if s.Namespace == ns {
+			out.Sequences = append(out.Sequences, s)
+		}
+	}
+	for _, p := range t.Parallels {
+		if p.Namespace == ns {
+			out.Parallels = append(out.Parallels, p)
+		}
+	}
 	return out
 }
 
