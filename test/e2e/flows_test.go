@@ -70,6 +70,26 @@ spec:
 	if got := sub.requests("/reply")[0].ID(); got != "step3-1" {
 		t.Errorf("the reply destination received event %q, want the last step's reply step3-1", got)
 	}
+	checkFlowStatus(t, k, "Sequence/pipeline", k.channelURL("pipeline-kn-sequence-0"))
+}
+
+// checkFlowStatus waits for /status to report the flow Ready, with its
+// parts' conditions True, at address.
+func checkFlowStatus(t *testing.T, k *knc, key, address string) {
+	t.Helper()
+	var last statusObject
+	rig.Eventually(t, 20*time.Second, key+" Ready in /status", func() bool {
+		last = getStatus(t, k)[key]
+		return last.condition("Ready") == "True Ready"
+	})
+	for typ, want := range map[string]string{"ChannelsReady": "True ChannelsReady", "SubscriptionsReady": "True SubscriptionsReady", "Addressable": "True AddressSet"} {
+		if got := last.condition(typ); got != want {
+			t.Errorf("%s: %s is %q, want %q", key, typ, got, want)
+		}
+	}
+	if last.Status.Address == nil || last.Status.Address.URL != address {
+		t.Errorf("%s: address %+v, want %s", key, last.Status.Address, address)
+	}
 }
 
 // A Parallel fans each event out to every branch through the branch's
@@ -130,4 +150,5 @@ spec:
 	if got := sub.requests("/branch1"); len(got) != 0 {
 		t.Errorf("branch 1's subscriber received %d events; its filter refused every event", len(got))
 	}
+	checkFlowStatus(t, k, "Parallel/fan", k.channelURL("fan-kn-parallel"))
 }
