@@ -16,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/knc-dev/knc/test/rig"
@@ -143,6 +144,42 @@ func (s *services) received(name string) []string {
 	return slices.Clone(s.seen[name])
 }
 
+var (
+	sequencesResource = schema.GroupVersionResource{Group: "flows.knative.dev", Version: "v1", Resource: "sequences"}
+	parallelsResource = schema.GroupVersionResource{Group: "flows.knative.dev", Version: "v1", Resource: "parallels"}
+)
+
+// waitFlowReady waits until the runtime has written a flow's status: Ready,
+// ChannelsReady and SubscriptionsReady True for the applied generation,
+// its ingress Channel's address, and a status of each part (list, n long).
+func (c *cluster) waitFlowReady(t testing.TB, r schema.GroupVersionResource, ns, name, ingress, list string, n int) {
+	t.Helper()
+	rig.Poll(t, t.Context(), time.Minute, func() error {
+		u, err := c.Dynamic().Resource(r).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if og != u.GetGeneration() {
+			return fmt.Errorf("%s %s: observedGeneration %d, generation %d", r.Resource, name, og, u.GetGeneration())
+		}
+		for _, typ := range []string{"Ready", "ChannelsReady", "SubscriptionsReady", "Addressable"} {
+			if cond := rig.Condition(u, typ); cond == nil || cond["status"] != "True" {
+				return fmt.Errorf("%s %s: %s is %v", r.Resource, name, typ, cond)
+			}
+		}
+		url, _, _ := unstructured.NestedString(u.Object, "status", "address", "url")
+		if want := fmt.Sprintf("http://knc-ingress.%s.svc.cluster.local/channels/%s/%s", ns, ns, ingress); url != want {
+			return fmt.Errorf("%s %s: address %q, want %q", r.Resource, name, url, want)
+		}
+		parts, _, _ := unstructured.NestedSlice(u.Object, "status", list)
+		if len(parts) != n {
+			return fmt.Errorf("%s %s: %d %s, want %d", r.Resource, name, len(parts), list, n)
+		}
+		return nil
+	})
+}
+
 // TestFlowsFromKnativeDocs builds a Sequence and a Parallel written as
 // Knative's documentation writes them, applies the output with knc's
 // CRDs, and checks that the API server accepts every object (the flows
@@ -176,10 +213,7 @@ func TestFlowsFromKnativeDocs(t *testing.T) {
 	}
 
 	c.deploy(t, objs)
-	for _, r := range []schema.GroupVersionResource{
-		{Group: "flows.knative.dev", Version: "v1", Resource: "sequences"},
-		{Group: "flows.knative.dev", Version: "v1", Resource: "parallels"},
-	} {
+	for _, r := range []schema.GroupVersionResource{sequencesResource, parallelsResource} {
 		list, err := c.Dynamic().Resource(r).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -210,6 +244,8 @@ func TestFlowsFromKnativeDocs(t *testing.T) {
 	}
 	ingress.Store(u)
 	c.waitReady(t, knative(objs))
+	c.waitFlowReady(t, sequencesResource, ns, "sequence", "sequence-kn-sequence-0", "channelStatuses", 3)
+	c.waitFlowReady(t, parallelsResource, ns, "odd-even-parallel", "odd-even-parallel-kn-parallel", "branchStatuses", 2)
 	if code := post(t, base+"/channels/"+ns+"/sequence-kn-sequence-0", "order-1", "order"); code != http.StatusAccepted {
 		t.Fatalf("POST to the Sequence's address: %d, want 202", code)
 	}
