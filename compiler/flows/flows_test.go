@@ -1,11 +1,14 @@
 package flows_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/flows"
 	"github.com/knc-dev/knc/compiler/model"
 )
@@ -202,5 +205,41 @@ func TestIngressChannel(t *testing.T) {
 	}
 	if _, ok := flows.IngressChannel(&model.Channel{}); ok {
 		t.Error("IngressChannel(Channel) = true, want false")
+	}
+}
+
+// A name the flows stage would give a Channel or Subscription that the
+// repository already uses is an error at the flow's metadata.name, and
+// stops the pipeline there.
+func TestExpandRefusesATakenName(t *testing.T) {
+	dir := t.TempDir()
+	manifests := `apiVersion: flows.knative.dev/v1
+kind: Sequence
+metadata: {name: s, namespace: ns}
+spec:
+  steps:
+  - uri: http://one.example/
+---
+apiVersion: messaging.knative.dev/v1
+kind: Channel
+metadata: {name: s-kn-sequence-0, namespace: ns}
+`
+	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(manifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != compiler.StageFlows {
+		t.Errorf("stopped at %q, want %q", res.Stopped, compiler.StageFlows)
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.String())
+	}
+	want := []string{"m.yaml:3:18: metadata.name: Sequence.flows.knative.dev ns/s compiles into Channel ns/s-kn-sequence-0, which is also defined at m.yaml:8:1: rename one of them"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 }
