@@ -41,12 +41,15 @@ func resource(kind string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: k.Group, Version: knative.Version, Resource: k.Plural}
 }
 
-// kinds lists the four kinds with their resources, in the order the
-// runtime reports them.
-var kinds = []struct {
+// watchedKind is a kind the runtime watches, with its resource.
+type watchedKind struct {
 	kind     string
 	resource schema.GroupVersionResource
-}{
+}
+
+// kinds lists the four kinds and the flows with their resources, in the order the
+// runtime reports them.
+var kinds = []watchedKind{
 	{knative.KindBroker, BrokersResource},
 	{knative.KindTrigger, TriggersResource},
 	{knative.KindChannel, ChannelsResource},
