@@ -9,6 +9,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/check"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/flows"
 	"github.com/knc-dev/knc/compiler/kustomize"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
@@ -44,6 +45,11 @@ const (
 	// StagePolicies checks each unit against the project's CUE
 	// policies; it runs when Options.Policies is set.
 	StagePolicies Stage = "policies"
+	// StageFlows compiles each unit's Sequences and Parallels into the
+	// Channels and Subscriptions Knative's flows controllers would create
+	// (package flows), added to the unit's set beside the repository's
+	// own, so that every command after it sees them.
+	StageFlows Stage = "flows"
 	// StageSelect picks the units a command works on (Options.Select).
 	StageSelect Stage = "select"
 	// StageRoutes compiles the routing table of each unit selected; it
@@ -63,10 +69,11 @@ const (
 // its call in Build between the stages it sits between; Build's After
 // hook then reports it too. It reads no flags and prints nothing: the
 // program passes what it needs in Options.
-var Stages = []Stage{StageConfig, StageDiscover, StageKustomize, StageDecode, StageCheck, StagePolicies, StageSelect, StageRoutes, StageRender}
+var Stages = []Stage{StageConfig, StageDiscover, StageKustomize, StageDecode, StageCheck, StagePolicies, StageFlows, StageSelect, StageRoutes, StageRender}
 
 // Build runs the pipeline over the project opts describes: config,
-// discover, kustomize, decode, check, policies, select, routes and render
+// discover, kustomize, decode, check, policies, flows, select, routes and
+// render
 // (see Stages). Every command compiles through it, the work tree and a git
 // revision (package diff) alike.
 //
@@ -126,6 +133,12 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Diagnostics = res.Diagnostics.Strict()
 	}
 	if res.stopAt(last) {
+		return res, nil
+	}
+	if err := stage(StageFlows, func() error { res.expandFlows(); return nil }); err != nil {
+		return nil, err
+	}
+	if res.stopAt(StageFlows) {
 		return res, nil
 	}
 	if err := stage(StageSelect, func() error { return res.selectUnits(opts) }); err != nil {
@@ -429,6 +442,28 @@ func decode(src *source, found *discovered, built *deployUnits, res *Result, opt
 	}
 	built.decoded = &plainUnit{files: files, loaded: loaded}
 	return nil
+}
+
+// expandFlows is the flows stage: each unit's Sequences and Parallels
+// become the Channels and Subscriptions they are made of. It runs after
+// the policies, which judge what the repository holds, and before the
+// selection, so that validate reports a name a flow's objects would take.
+func (r *Result) expandFlows() {
+	var diags diag.List
+	for _, u := range r.Units {
+		if len(u.Set.Sequences) == 0 && len(u.Set.Parallels) == 0 {
+			continue
+		}
+		d := flows.Expand(u.Set)
+		if u.Kustomization != "" {
+			d = inUnit(d, u.Kustomization, u.dir, r.dir, u.patches)
+		}
+		diags = append(diags, d...)
+	}
+	r.Set = merge(r.Units)
+	if len(diags) > 0 {
+		r.Diagnostics = append(r.Diagnostics, oncePerSharedFile(diags).Relative(r.dir)...).Sorted()
+	}
 }
 
 // checkUnits is the check stage: each unit's documents become typed

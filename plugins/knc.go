@@ -560,6 +560,8 @@ func rbac(ns string, t *routing.Table) []any {
 					// reports their status.
 					{APIGroups: []string{knative.GroupSources}, Resources: []string{"pingsources"}, Verbs: read},
 					{APIGroups: []string{knative.GroupSources}, Resources: []string{"pingsources/status"}, Verbs: []string{"patch"}},
+					{APIGroups: []string{knative.GroupFlows}, Resources: []string{"sequences", "parallels"}, Verbs: read},
+					{APIGroups: []string{knative.GroupFlows}, Resources: []string{"sequences/status", "parallels/status"}, Verbs: []string{"patch"}},
 				},
 			},
 			&rbacv1.RoleBinding{

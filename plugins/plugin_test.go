@@ -322,6 +322,8 @@ func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
 	table.Brokers[0].Delivery = &routing.Delivery{Retry: 2, BackoffDelay: routing.Duration(200_000_000), DeadLetterSink: &routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "dls"}}}
 	table.Brokers[0].Triggers[0].Filters = []routing.Filter{{CESQL: cesql}, {All: []routing.Filter{{Exact: map[string]string{"type": "x{y}[z],:"}}}}, {Any: []routing.Filter{}}}
 	table.Channels = []routing.Channel{{Source: routing.Source{Namespace: "ns", Name: "c"}, Path: "/channels/ns/c", Subscriptions: []routing.Subscription{{Source: routing.Source{Namespace: "ns", Name: "s"}, Reply: &routing.Destination{URI: "http://x/ünïcode"}}}}}
+	table.Sequences = []routing.Sequence{{Source: routing.Source{Namespace: "ns", Name: "seq"}, Channels: []string{"seq-kn-sequence-0"}, Subscriptions: []string{"seq-kn-sequence-0"}}}
+	table.Parallels = []routing.Parallel{{Source: routing.Source{Namespace: "ns", Name: "par"}, Channel: "par-kn-parallel", Branches: []routing.Branch{{Channel: "par-kn-parallel-0", FilterSubscription: "par-kn-parallel-filter-0", Subscription: "par-kn-parallel-0"}}}}
 	for _, tt := range []*routing.Table{table, {}} {
 		want, err := routing.Encode(tt)
 		if err != nil {
@@ -350,6 +352,10 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		if ns != "b" {
 			full.Channels = append(full.Channels, routing.Channel{Source: routing.Source{Namespace: ns, Name: "c"}, Path: "/channels/" + ns + "/c"})
 		}
+		if ns != "a" {
+			full.Sequences = append(full.Sequences, routing.Sequence{Source: routing.Source{Namespace: ns, Name: "s"}, Channels: []string{"s-kn-sequence-0"}, Subscriptions: []string{"s-kn-sequence-0"}})
+			full.Parallels = append(full.Parallels, routing.Parallel{Source: routing.Source{Namespace: ns, Name: "p"}, Channel: "p-kn-parallel"})
+		}
 	}
 	enc, err := plugins.NewTableEncoder(full)
 	if err != nil {
@@ -365,6 +371,16 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		for _, c := range full.Channels {
 			if c.Namespace == ns {
 				sub.Channels = append(sub.Channels, c)
+			}
+		}
+		for _, s := range full.Sequences {
+			if s.Namespace == ns {
+				sub.Sequences = append(sub.Sequences, s)
+			}
+		}
+		for _, p := range full.Parallels {
+			if p.Namespace == ns {
+				sub.Parallels = append(sub.Parallels, p)
 			}
 		}
 		want, err := routing.Encode(sub)

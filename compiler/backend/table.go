@@ -27,25 +27,33 @@ func EncodeTable(t *routing.Table) ([]byte, error) {
 }
 
 // TableEncoder encodes a table, and the table of each of its namespaces,
-// encoding every Broker and Channel once: a build writes both, and
-// encoding thousands of routes is much of its work.
+// encoding every Broker, Channel, Sequence and Parallel once: a build
+// writes both, and encoding thousands of routes is much of its work.
 type TableEncoder struct {
-	table    *routing.Table
-	brokers  [][]byte
-	channels [][]byte
+	table     *routing.Table
+	brokers   [][]byte
+	channels  [][]byte
+	sequences [][]byte
+	parallels [][]byte
 }
 
-// NewTableEncoder encodes the Brokers and Channels of t, on every core.
+// NewTableEncoder encodes the entries of t, on every core.
 func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
-	e := &TableEncoder{table: t, brokers: make([][]byte, len(t.Brokers)), channels: make([][]byte, len(t.Channels))}
-	errs := make([]error, len(t.Brokers)+len(t.Channels))
+	e := &TableEncoder{table: t, brokers: make([][]byte, len(t.Brokers)), channels: make([][]byte, len(t.Channels)),
+		sequences: make([][]byte, len(t.Sequences)), parallels: make([][]byte, len(t.Parallels))}
+	nb, nc, ns := len(t.Brokers), len(t.Channels), len(t.Sequences)
+	errs := make([]error, nb+nc+ns+len(t.Parallels))
 	parallel.For(len(errs), func(i int) {
-		if i < len(t.Brokers) {
+		switch {
+		case i < nb:
 			e.brokers[i], errs[i] = compactJSON(&t.Brokers[i])
-			return
+		case i < nb+nc:
+			e.channels[i-nb], errs[i] = compactJSON(&t.Channels[i-nb])
+		case i < nb+nc+ns:
+			e.sequences[i-nb-nc], errs[i] = compactJSON(&t.Sequences[i-nb-nc])
+		default:
+			e.parallels[i-nb-nc-ns], errs[i] = compactJSON(&t.Parallels[i-nb-nc-ns])
 		}
-		j := i - len(t.Brokers)
-		e.channels[j], errs[i] = compactJSON(&t.Channels[j])
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -60,7 +68,7 @@ func (e *TableEncoder) All() []byte {
 	return e.assemble(func(string) bool { return true })
 }
 
-// Namespace returns the table of the Brokers and Channels of ns.
+// Namespace returns the table of the entries of ns.
 func (e *TableEncoder) Namespace(ns string) []byte {
 	return e.assemble(func(n string) bool { return n == ns })
 }
@@ -78,6 +86,16 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	for i, c := range e.channels {
 		if keep(e.table.Channels[i].Namespace) {
 			size += len(c) + 1
+		}
+	}
+	for i, s := range e.sequences {
+		if keep(e.table.Sequences[i].Namespace) {
+			size += len(s) + 1
+		}
+	}
+	for i, p := range e.parallels {
+		if keep(e.table.Parallels[i].Namespace) {
+			size += len(p) + 1
 		}
 	}
 	buf.Grow(size)
@@ -102,6 +120,8 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	}
 	list("brokers", e.brokers, func(i int) string { return e.table.Brokers[i].Namespace })
 	list("channels", e.channels, func(i int) string { return e.table.Channels[i].Namespace })
+	list("sequences", e.sequences, func(i int) string { return e.table.Sequences[i].Namespace })
+	list("parallels", e.parallels, func(i int) string { return e.table.Parallels[i].Namespace })
 	buf.WriteByte('}')
 	indented := indentJSON(buf.Bytes())
 	if len(indented) <= MaxTableBytes {

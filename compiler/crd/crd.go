@@ -218,7 +218,7 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 func printerColumns(kind string) []apiextensionsv1.CustomResourceColumnDefinition {
 	var cols []apiextensionsv1.CustomResourceColumnDefinition
 	switch kind {
-	case knative.KindBroker, knative.KindChannel:
+	case knative.KindBroker, knative.KindChannel, knative.KindSequence, knative.KindParallel:
 		cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "URL", Type: "string", JSONPath: ".status.address.url"})
 	case knative.KindTrigger:
 		cols = append(cols,

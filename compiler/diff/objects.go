@@ -27,7 +27,12 @@ func compareObjects(base, head Side) []ObjectChange {
 	}
 	var added, removed []ObjectChange
 	addedValues, removedValues := map[int]any{}, map[int]any{}
+	// The objects a Sequence or Parallel compiles into change with it:
+	// the flow's own change says what changed.
 	for _, he := range head.Set.Entries {
+		if he.Generated() {
+			continue
+		}
 		be, ok := base.Set.Index[he.Key]
 		if !ok {
 			addedValues[len(added)] = value(he)
@@ -46,6 +51,9 @@ func compareObjects(base, head Side) []ObjectChange {
 		}
 	}
 	for _, be := range base.Set.Entries {
+		if be.Generated() {
+			continue
+		}
 		if _, ok := head.Set.Index[be.Key]; !ok {
 			removedValues[len(removed)] = value(be)
 			removed = append(removed, ObjectChange{Change: Removed, Kind: kindLabel(be.Key), Namespace: be.Key.Namespace, Name: be.Key.Name, Pos: objectPos(be)})

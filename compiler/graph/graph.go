@@ -28,7 +28,16 @@ func Build(set *model.Set, table *routing.Table) *topology.Graph {
 		}
 		s.Address = b.resolved[s.ID]
 	}
+	// A Sequence or Parallel is drawn as its steps and branches, not as
+	// the Channels and Subscriptions the flows stage compiled it into.
+	generated := func(o model.Object) bool {
+		e := set.Index[model.KeyOf(o)]
+		return e != nil && e.Generated()
+	}
 	for _, ch := range set.Channels {
+		if generated(ch) {
+			continue
+		}
 		s := b.source(topology.KindChannel, knative.GroupMessaging, ch.Metadata.Namespace, ch.Metadata.Name)
 		s.External = false
 		if t := ch.Spec.ChannelTemplate; t != nil {
@@ -51,6 +60,9 @@ func Build(set *model.Set, table *routing.Table) *topology.Graph {
 		src.Routes = append(src.Routes, r)
 	}
 	for _, sub := range set.Subscriptions {
+		if generated(sub) {
+			continue
+		}
 		ch := sub.ChannelKey()
 		src := b.source(ch.Kind, ch.Group, ch.Namespace, ch.Name)
 		r := &topology.Route{ID: nodeID(topology.KindSubscription, knative.GroupMessaging, sub.Metadata.Namespace, sub.Metadata.Name), Kind: topology.KindSubscription, Namespace: sub.Metadata.Namespace, Name: sub.Metadata.Name}

@@ -298,7 +298,7 @@ func TestSourcesAndFlows(t *testing.T) {
 		"namespace shop",
 		`  Broker/shop/default class="knc" served=true external=false`,
 		"    Trigger/shop/orders-to-pipeline filter type = 'com.example.order'",
-		"      subscriber -> Sequence.flows.knative.dev/shop/order-pipeline",
+		"      subscriber -> Sequence.flows.knative.dev/shop/order-pipeline uri http://knc-ingress.shop.svc.cluster.local/channels/shop/order-pipeline-kn-sequence-0",
 		`  ApiServerSource.sources.knative.dev/shop/pod-changes class="" served=false external=false`,
 		"    sink -> Broker/shop/default",
 		`  Parallel.flows.knative.dev/shop/fan-out class="" served=false external=false`,

@@ -21,6 +21,10 @@ func Spec(o Object) any {
 		return &o.Spec
 	case *Subscription:
 		return &o.Spec
+	case *Sequence:
+		return &o.Spec
+	case *Parallel:
+		return &o.Spec
 	}
 	return nil
 }

@@ -97,7 +97,16 @@ type Entry struct {
 	// Duck is the sink and overrides of an object of another kind that
 	// is a source by its duck type; nil for every other object.
 	Duck *DuckSource
+	// Owner is the Sequence or Parallel whose compilation made this
+	// Channel or Subscription, as Knative's flows controllers make it;
+	// nil for the repository's own objects. A generated entry shares its
+	// owner's Doc, so that what is said about it points at the owner.
+	Owner *Entry
 }
+
+// Generated reports whether the entry was compiled from another object
+// rather than read from the repository.
+func (e *Entry) Generated() bool { return e.Owner != nil }
 
 // Set is a validated, defaulted set of objects: the model every command
 // works from.
@@ -122,4 +131,16 @@ type Set struct {
 func KeyOf(o Object) Key {
 	tm, m := o.GetTypeMeta(), o.GetMetadata()
 	return Key{Group: Group(tm.APIVersion), Kind: tm.Kind, Namespace: m.Namespace, Name: m.Name}
+}
+
+// Read counts the objects read from the repository, leaving out those the
+// flows stage compiled from its Sequences and Parallels.
+func (s *Set) Read() int {
+	n := 0
+	for _, e := range s.Entries {
+		if !e.Generated() {
+			n++
+		}
+	}
+	return n
 }

@@ -271,11 +271,12 @@ func (r *renderer) crds() error {
 // kindFiles names the file of each Knative kind in a namespace directory.
 var kindFiles = map[string]string{
 	"Broker": "brokers.yaml", "Trigger": "triggers.yaml", "Channel": "channels.yaml", "Subscription": "subscriptions.yaml",
+	"Sequence": "sequences.yaml", "Parallel": "parallels.yaml",
 }
 
 // asWritten says whether an entry is written out as the repository has
 // it: an object of a kind knc does not model, or one it validates (a
-// source, a flow) but does not compile.
+// source) but does not compile.
 func asWritten(e *model.Entry) bool { return e.Object == nil || kindFiles[e.Key.Kind] == "" }
 
 func namespaceDir(ns string) string { return path.Join(NamespacesDir, ns) }
@@ -498,6 +499,16 @@ func tableFor(t *routing.Table, ns string) *routing.Table {
 			out.Channels = append(out.Channels, c)
 		}
 	}
+	for _, s := range t.Sequences {
+		if s.Namespace == ns {
+			out.Sequences = append(out.Sequences, s)
+		}
+	}
+	for _, p := range t.Parallels {
+		if p.Namespace == ns {
+			out.Parallels = append(out.Parallels, p)
+		}
+	}
 	return out
 }
 
@@ -507,7 +518,7 @@ var kindRank = map[string]int{
 	"Namespace": 1, "CustomResourceDefinition": 2, "ServiceAccount": 3, "ClusterRole": 4, "ClusterRoleBinding": 5,
 	"Role": 6, "RoleBinding": 7, "ConfigMap": 8, "Secret": 9, "PersistentVolumeClaim": 10, "Service": 11,
 	"Deployment": 12, "StatefulSet": 13, "ValidatingAdmissionPolicy": 14, "ValidatingAdmissionPolicyBinding": 15,
-	"Broker": 20, "Channel": 21, "Trigger": 22, "Subscription": 23,
+	"Broker": 20, "Channel": 21, "Trigger": 22, "Subscription": 23, "Sequence": 24, "Parallel": 25,
 }
 
 func compareObjects(a, b *placed) int {

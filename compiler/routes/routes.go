@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/compiler/flows"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/knative"
@@ -137,8 +138,11 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		}
 	}
 	slices.SortFunc(t.PingSources, func(a, b routing.PingSource) int { return compareObjects(a.Source, b.Source) })
+	c.flows(t)
 	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Source, b.Source) })
 	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Source, b.Source) })
+	slices.SortFunc(t.Sequences, func(a, b routing.Sequence) int { return compareObjects(a.Source, b.Source) })
+	slices.SortFunc(t.Parallels, func(a, b routing.Parallel) int { return compareObjects(a.Source, b.Source) })
 	return t, diags
 }
 
@@ -188,6 +192,46 @@ func (c *Compiler) pingSource(ps *model.PingSource) routing.PingSource {
 	return out
 }
 
+// flows lists each Sequence and Parallel whose Channels knc runs with the
+// Channels and Subscriptions the flows stage compiled it into, for the
+// runtime to report its status. A flow of a channel class another
+// implementation serves is that implementation's to report.
+func (c *Compiler) flows(t *routing.Table) {
+	served := func(ns, name string) bool {
+		e, ok := c.set.Index[model.Key{Group: knative.GroupMessaging, Kind: knative.KindChannel, Namespace: ns, Name: name}]
+		if !ok {
+			return false
+		}
+		ch, ok := e.Object.(*model.Channel)
+		return ok && e.Generated() && ServesChannel(ch)
+	}
+	for _, s := range c.set.Sequences {
+		g := flows.Sequence(s)
+		rs := routing.Sequence{Source: object(&s.Metadata, s)}
+		for i := range g.Channels {
+			rs.Channels = append(rs.Channels, g.Channels[i].Metadata.Name)
+			rs.Subscriptions = append(rs.Subscriptions, g.Subscriptions[i].Metadata.Name)
+		}
+		if len(rs.Channels) > 0 && served(s.Metadata.Namespace, rs.Channels[0]) {
+			t.Sequences = append(t.Sequences, rs)
+		}
+	}
+	for _, p := range c.set.Parallels {
+		name := p.Metadata.Name
+		rp := routing.Parallel{Source: object(&p.Metadata, p), Channel: flows.ParallelChannelName(name)}
+		for i := range p.Spec.Branches {
+			rp.Branches = append(rp.Branches, routing.Branch{
+				Channel:            flows.ParallelBranchChannelName(name, i),
+				FilterSubscription: flows.ParallelFilterSubscriptionName(name, i),
+				Subscription:       flows.ParallelSubscriptionName(name, i),
+			})
+		}
+		if len(rp.Branches) > 0 && served(p.Metadata.Namespace, rp.Channel) {
+			t.Parallels = append(t.Parallels, rp)
+		}
+	}
+}
+
 func compareObjects(a, b routing.Source) int {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
@@ -218,6 +262,12 @@ func (c *Compiler) Address(r *model.KReference) (string, bool) {
 		case *model.Channel:
 			if ServesChannel(o) {
 				return c.ingressURL(o.Metadata.Namespace, routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)), true
+			}
+		case *model.Sequence, *model.Parallel:
+			// A flow's address is its ingress Channel's, as Knative's
+			// controllers report it.
+			if name, ok := flows.IngressChannel(o); ok {
+				return c.Address(&model.KReference{APIVersion: knative.MessagingV1, Kind: knative.KindChannel, Namespace: key.Namespace, Name: name})
 			}
 		}
 	}

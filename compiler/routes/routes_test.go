@@ -374,3 +374,72 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// A Sequence and a Parallel route through the Channels and Subscriptions
+// the flows stage compiled them into: a reference to either resolves to
+// its ingress Channel, each step replies to the next step's Channel, and
+// the table names each flow's parts for its status. A flow of a channel
+// class knc does not run is left to that class's implementation.
+func TestFlows(t *testing.T) {
+	table := compile(t, map[string]string{"knc.yaml": config, "m.yaml": `apiVersion: flows.knative.dev/v1
+kind: Sequence
+metadata: {name: seq}
+spec:
+  steps:
+  - uri: http://one.example/
+  - uri: http://two.example/
+  reply: {ref: {apiVersion: flows.knative.dev/v1, kind: Parallel, name: par}}
+---
+apiVersion: flows.knative.dev/v1
+kind: Parallel
+metadata: {name: par}
+spec:
+  branches:
+  - filter: {uri: http://filter.example/}
+    subscriber: {uri: http://sub.example/}
+---
+apiVersion: flows.knative.dev/v1
+kind: Sequence
+metadata: {name: kafka}
+spec:
+  channelTemplate: {apiVersion: messaging.knative.dev/v1beta1, kind: KafkaChannel}
+  steps:
+  - uri: http://one.example/
+`})
+	ingress := func(name string) string {
+		return "http://knc-ingress.default.svc.example.internal/channels/default/" + name
+	}
+	got := map[string]string{}
+	for _, c := range table.Channels {
+		for _, s := range c.Subscriptions {
+			var sub, reply string
+			if s.Subscriber != nil {
+				sub = s.Subscriber.URI
+			}
+			if s.Reply != nil {
+				reply = s.Reply.URI
+			}
+			got[c.Name+" "+s.Name] = sub + " -> " + reply
+		}
+	}
+	want := map[string]string{
+		"seq-kn-sequence-0 seq-kn-sequence-0":      "http://one.example/ -> " + ingress("seq-kn-sequence-1"),
+		"seq-kn-sequence-1 seq-kn-sequence-1":      "http://two.example/ -> " + ingress("par-kn-parallel"),
+		"par-kn-parallel par-kn-parallel-filter-0": "http://filter.example/ -> " + ingress("par-kn-parallel-0"),
+		"par-kn-parallel-0 par-kn-parallel-0":      "http://sub.example/ -> ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("subscriptions (-want +got):\n%s", diff)
+	}
+	wantSeq := []routing.Sequence{{Source: routing.Source{Namespace: "default", Name: "seq"},
+		Channels: []string{"seq-kn-sequence-0", "seq-kn-sequence-1"}, Subscriptions: []string{"seq-kn-sequence-0", "seq-kn-sequence-1"}}}
+	wantPar := []routing.Parallel{{Source: routing.Source{Namespace: "default", Name: "par"}, Channel: "par-kn-parallel",
+		Branches: []routing.Branch{{Channel: "par-kn-parallel-0", FilterSubscription: "par-kn-parallel-filter-0", Subscription: "par-kn-parallel-0"}}}}
+	ignoreHash := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".SpecHash" }, cmp.Ignore())
+	if diff := cmp.Diff(wantSeq, table.Sequences, ignoreHash); diff != "" {
+		t.Errorf("sequences (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantPar, table.Parallels, ignoreHash); diff != "" {
+		t.Errorf("parallels (-want +got):\n%s", diff)
+	}
+}

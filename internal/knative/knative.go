@@ -1,9 +1,10 @@
 package knative
 
-// API groups of the four kinds.
+// API groups of the four kinds, and of the flows.
 const (
 	GroupEventing  = "eventing.knative.dev"
 	GroupMessaging = "messaging.knative.dev"
+	GroupFlows     = "flows.knative.dev"
 )
 
 // Version is the one API version of the four kinds that knc supports.
@@ -13,6 +14,7 @@ const Version = "v1"
 const (
 	EventingV1  = GroupEventing + "/" + Version
 	MessagingV1 = GroupMessaging + "/" + Version
+	FlowsV1     = GroupFlows + "/" + Version
 )
 
 // The four kinds.
@@ -21,6 +23,10 @@ const (
 	KindTrigger      = "Trigger"
 	KindChannel      = "Channel"
 	KindSubscription = "Subscription"
+	// Sequence and Parallel are compiled into Channels and
+	// Subscriptions; knc serves their CRDs and reports their status.
+	KindSequence = "Sequence"
+	KindParallel = "Parallel"
 )
 
 // PingSource, of Knative's sources, which knc's runtime fires.
@@ -59,12 +65,15 @@ type Kind struct {
 // APIVersion returns group/version.
 func (k Kind) APIVersion() string { return k.Group + "/" + Version }
 
-// Kinds are the four kinds, in the order knc writes and reports them.
+// Kinds are the four kinds and the two flows, in the order knc writes and
+// reports them.
 var Kinds = []Kind{
 	{Name: KindBroker, Group: GroupEventing, Plural: "brokers", Singular: "broker", Categories: []string{"all", "knative", "eventing"}, Addressable: true},
 	{Name: KindTrigger, Group: GroupEventing, Plural: "triggers", Singular: "trigger", Categories: []string{"all", "knative", "eventing"}},
 	{Name: KindChannel, Group: GroupMessaging, Plural: "channels", Singular: "channel", ShortNames: []string{"ch"}, Categories: []string{"all", "knative", "messaging"}, Addressable: true},
 	{Name: KindSubscription, Group: GroupMessaging, Plural: "subscriptions", Singular: "subscription", ShortNames: []string{"sub"}, Categories: []string{"all", "knative", "messaging"}},
+	{Name: KindSequence, Group: GroupFlows, Plural: "sequences", Singular: "sequence", Categories: []string{"all", "knative", "flows"}, Addressable: true},
+	{Name: KindParallel, Group: GroupFlows, Plural: "parallels", Singular: "parallel", Categories: []string{"all", "knative", "flows"}, Addressable: true},
 }
 
 // Lookup returns the kind named name, and whether it is one of the four.

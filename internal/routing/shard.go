@@ -107,6 +107,20 @@ func pack(t *Table, budget int) ([]*Table, error) {
 			return nil, err
 		}
 	}
+	for i := range t.Sequences {
+		err := packEntry(&p, t.Sequences[i], []struct{}(nil), func(*Sequence, struct{}) {},
+			func(s Sequence) { p.cur.Sequences = append(p.cur.Sequences, s) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range t.Parallels {
+		err := packEntry(&p, t.Parallels[i], []struct{}(nil), func(*Parallel, struct{}) {},
+			func(x Parallel) { p.cur.Parallels = append(p.cur.Parallels, x) })
+		if err != nil {
+			return nil, err
+		}
+	}
 	if p.cur.entries() > 0 || len(p.parts) == 0 {
 		p.parts = append(p.parts, p.cur)
 	}
@@ -121,7 +135,9 @@ type packer struct {
 }
 
 // entries counts the top-level entries of t.
-func (t *Table) entries() int { return len(t.Brokers) + len(t.Channels) + len(t.PingSources) }
+func (t *Table) entries() int {
+	return len(t.Brokers) + len(t.Channels) + len(t.PingSources) + len(t.Sequences) + len(t.Parallels)
+}
 
 func (p *packer) flush() {
 	p.parts = append(p.parts, p.cur)
@@ -246,6 +262,9 @@ func Merge(parts []*Table) (*Table, error) {
 		// A PingSource is small and never split; Validate refuses one in
 		// two parts.
 		out.PingSources = append(out.PingSources, p.PingSources...)
+		// A flow has no items to split: each is in one part.
+		out.Sequences = append(out.Sequences, p.Sequences...)
+		out.Parallels = append(out.Parallels, p.Parallels...)
 	}
 	if err := out.Validate(); err != nil {
 		return nil, fmt.Errorf("merging routing tables: %w", err)
@@ -259,6 +278,12 @@ func Merge(parts []*Table) (*Table, error) {
 		if err := unique("subscription", out.Channels[i].Subscriptions, func(s Subscription) Source { return s.Source }); err != nil {
 			return nil, err
 		}
+	}
+	if err := unique("sequence", out.Sequences, func(s Sequence) Source { return s.Source }); err != nil {
+		return nil, err
+	}
+	if err := unique("parallel", out.Parallels, func(p Parallel) Source { return p.Source }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

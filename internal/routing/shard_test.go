@@ -12,7 +12,8 @@ import (
 )
 
 // largeTable has a Broker with triggers Triggers, a few small Brokers, a
-// Channel with subscriptions Subscriptions, and 40 PingSources.
+// Channel with subscriptions Subscriptions, 40 PingSources, and as many
+// Sequences and Parallels as a hundredth of Triggers.
 func largeTable(triggers, subscriptions int) *Table {
 	t := &Table{APIVersion: APIVersion, Kind: Kind}
 	for _, name := range []string{"a", "big", "c"} {
@@ -48,6 +49,13 @@ func largeTable(triggers, subscriptions int) *Table {
 			Extensions: map[string]string{"team": "shop"},
 			Sink:       Destination{URI: "http://knc-ingress.shop.svc.cluster.local/brokers/shop/a"}, SinkPath: BrokerPath("shop", "a"),
 		})
+	}
+	for i := range triggers/100 + 1 {
+		name := fmt.Sprintf("flow-%05d", i)
+		t.Sequences = append(t.Sequences, Sequence{Source: Source{Namespace: "shop", Name: name},
+			Channels: []string{name + "-kn-sequence-0"}, Subscriptions: []string{name + "-kn-sequence-0"}})
+		t.Parallels = append(t.Parallels, Parallel{Source: Source{Namespace: "shop", Name: name}, Channel: name + "-kn-parallel",
+			Branches: []Branch{{Channel: name + "-kn-parallel-0", FilterSubscription: name + "-kn-parallel-filter-0", Subscription: name + "-kn-parallel-0"}}})
 	}
 	return t
 }

@@ -31,6 +31,38 @@ type Table struct {
 	Channels []Channel `json:"channels,omitempty"`
 	// PingSources are the PingSources the runtime fires.
 	PingSources []PingSource `json:"pingSources,omitempty"`
+	// Sequences and Parallels route nothing of their own: the compiler
+	// made Channels and Subscriptions of them, listed above. They name
+	// those, so that the runtime reports a flow's status from its parts'.
+	Sequences []Sequence `json:"sequences,omitempty"`
+	Parallels []Parallel `json:"parallels,omitempty"`
+}
+
+// Sequence names the Channels and Subscriptions a Sequence was compiled
+// into, all in its namespace, one of each per step in order. The first
+// Channel is the Sequence's address.
+type Sequence struct {
+	Source        `json:",inline"`
+	Channels      []string `json:"channels"`
+	Subscriptions []string `json:"subscriptions"`
+}
+
+// Parallel names the Channels and Subscriptions a Parallel was compiled
+// into, all in its namespace: its ingress Channel, which is its address,
+// and per branch a Channel and two Subscriptions.
+type Parallel struct {
+	Source   `json:",inline"`
+	Channel  string   `json:"channel"`
+	Branches []Branch `json:"branches"`
+}
+
+// Branch is one branch of a Parallel: FilterSubscription reads the
+// Parallel's Channel and feeds Channel (through the filter, when the
+// branch has one); Subscription reads Channel and feeds the subscriber.
+type Branch struct {
+	Channel            string `json:"channel"`
+	FilterSubscription string `json:"filterSubscription"`
+	Subscription       string `json:"subscription"`
 }
 
 // Source identifies the Knative object an entry was compiled from.

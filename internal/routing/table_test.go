@@ -32,6 +32,9 @@ func sampleTable() *Table {
 			ContentType: "text/plain", DataBase64: "aGVsbG8=", Extensions: map[string]string{"team": "a"},
 			Sink: Destination{URI: "http://knc-ingress.default.svc.cluster.local/brokers/default/default"}, SinkPath: BrokerPath("default", "default"),
 		}},
+		Sequences: []Sequence{{Source: Source{Namespace: "default", Name: "seq"}, Channels: []string{"seq-kn-sequence-0"}, Subscriptions: []string{"seq-kn-sequence-0"}}},
+		Parallels: []Parallel{{Source: Source{Namespace: "default", Name: "par"}, Channel: "par-kn-parallel",
+			Branches: []Branch{{Channel: "par-kn-parallel-0", FilterSubscription: "par-kn-parallel-filter-0", Subscription: "par-kn-parallel-0"}}}},
 	}
 }
 
@@ -90,6 +93,14 @@ func TestDecodeRejects(t *testing.T) {
 		{"duplicate path", func(s string) string {
 			return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1)
 		}, `is already served by broker default/default`},
+		{"sequence without its subscriptions", func(s string) string {
+			return strings.Replace(s, `"subscriptions": [
+        "seq-kn-sequence-0"
+      ]`, `"subscriptions": []`, 1)
+		}, "sequence default/seq: needs one channel and one subscription per step"},
+		{"parallel branch without its filter subscription", func(s string) string {
+			return strings.Replace(s, `"par-kn-parallel-filter-0"`, `""`, 1)
+		}, "parallel default/par: branches[0]: needs its channel, filter subscription and subscription"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -88,6 +88,27 @@ func (t *Table) Validate() error {
 			}
 		}
 	}
+	for i := range t.Sequences {
+		sq := &t.Sequences[i]
+		where := "sequence " + sq.Key()
+		errs = append(errs, sq.Source.validate(where))
+		if len(sq.Channels) == 0 || len(sq.Channels) != len(sq.Subscriptions) {
+			errs = append(errs, fmt.Errorf("%s: needs one channel and one subscription per step, and at least one step", where))
+		}
+	}
+	for i := range t.Parallels {
+		p := &t.Parallels[i]
+		where := "parallel " + p.Key()
+		errs = append(errs, p.Source.validate(where))
+		if p.Channel == "" || len(p.Branches) == 0 {
+			errs = append(errs, fmt.Errorf("%s: needs its channel and at least one branch", where))
+		}
+		for j, b := range p.Branches {
+			if b.Channel == "" || b.FilterSubscription == "" || b.Subscription == "" {
+				errs = append(errs, fmt.Errorf("%s: branches[%d]: needs its channel, filter subscription and subscription", where, j))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -19,6 +19,7 @@ var (
 	EventingV1  = schema.GroupVersion{Group: knative.GroupEventing, Version: knative.Version}
 	MessagingV1 = schema.GroupVersion{Group: knative.GroupMessaging, Version: knative.Version}
 	SourcesV1   = schema.GroupVersion{Group: knative.GroupSources, Version: knative.Version}
+	FlowsV1     = schema.GroupVersion{Group: knative.GroupFlows, Version: knative.Version}
 )
 
 // PingSourcesResource is the resource of PingSources, whose status the
@@ -31,6 +32,8 @@ var (
 	TriggersResource      = resource(knative.KindTrigger)
 	ChannelsResource      = resource(knative.KindChannel)
 	SubscriptionsResource = resource(knative.KindSubscription)
+	SequencesResource     = resource(knative.KindSequence)
+	ParallelsResource     = resource(knative.KindParallel)
 )
 
 func resource(kind string) schema.GroupVersionResource {
@@ -38,16 +41,21 @@ func resource(kind string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: k.Group, Version: knative.Version, Resource: k.Plural}
 }
 
-// kinds lists the four kinds with their resources, in the order the
-// runtime reports them.
-var kinds = []struct {
+// watchedKind is a kind the runtime watches, with its resource.
+type watchedKind struct {
 	kind     string
 	resource schema.GroupVersionResource
-}{
+}
+
+// kinds lists the four kinds and the flows with their resources, in the order the
+// runtime reports them.
+var kinds = []watchedKind{
 	{knative.KindBroker, BrokersResource},
 	{knative.KindTrigger, TriggersResource},
 	{knative.KindChannel, ChannelsResource},
 	{knative.KindSubscription, SubscriptionsResource},
+	{knative.KindSequence, SequencesResource},
+	{knative.KindParallel, ParallelsResource},
 }
 
 // LiveObject is the partial schema of the four kinds that the runtime writes:
@@ -77,6 +85,12 @@ type LiveStatus struct {
 	// SinkURI and CloudEventAttributes are set for PingSources.
 	SinkURI              string                        `json:"sinkUri,omitempty"`
 	CloudEventAttributes []status.CloudEventAttributes `json:"ceAttributes,omitempty"`
+	// ChannelStatuses and SubscriptionStatuses are set for Sequences,
+	// IngressChannelStatus and BranchStatuses for Parallels.
+	ChannelStatuses      []status.ChannelStatus      `json:"channelStatuses,omitempty"`
+	SubscriptionStatuses []status.SubscriptionStatus `json:"subscriptionStatuses,omitempty"`
+	IngressChannelStatus *status.ChannelStatus       `json:"ingressChannelStatus,omitempty"`
+	BranchStatuses       []status.BranchStatus       `json:"branchStatuses,omitempty"`
 }
 
 // LiveCondition is Knative's apis.Condition, as the API server holds it.
@@ -130,6 +144,14 @@ type (
 	PingSource struct {
 		LiveObject `json:",inline"`
 	}
+	// Sequence is the partial schema of flows.knative.dev/v1 Sequence.
+	Sequence struct {
+		LiveObject `json:",inline"`
+	}
+	// Parallel is the partial schema of flows.knative.dev/v1 Parallel.
+	Parallel struct {
+		LiveObject `json:",inline"`
+	}
 )
 
 // Scheme returns a scheme holding the four kinds and PingSource.
@@ -140,9 +162,12 @@ func Scheme() *runtime.Scheme {
 	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindChannel), &Channel{})
 	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindSubscription), &Subscription{})
 	s.AddKnownTypeWithName(SourcesV1.WithKind(knative.KindPingSource), &PingSource{})
+	s.AddKnownTypeWithName(FlowsV1.WithKind(knative.KindSequence), &Sequence{})
+	s.AddKnownTypeWithName(FlowsV1.WithKind(knative.KindParallel), &Parallel{})
 	metav1.AddToGroupVersion(s, EventingV1)
 	metav1.AddToGroupVersion(s, MessagingV1)
 	metav1.AddToGroupVersion(s, SourcesV1)
+	metav1.AddToGroupVersion(s, FlowsV1)
 	return s
 }
 
@@ -163,6 +188,12 @@ func newTyped(kind string) (client.Object, *LiveObject, error) {
 		return o, &o.LiveObject, nil
 	case knative.KindPingSource:
 		o := &PingSource{}
+		return o, &o.LiveObject, nil
+	case knative.KindSequence:
+		o := &Sequence{}
+		return o, &o.LiveObject, nil
+	case knative.KindParallel:
+		o := &Parallel{}
 		return o, &o.LiveObject, nil
 	}
 	return nil, nil, fmt.Errorf("unknown kind %q", kind)
@@ -205,6 +236,13 @@ func (s *LiveStatus) DeepCopyInto(out *LiveStatus) {
 		c := *s.Channel
 		out.Channel = &c
 	}
+	out.ChannelStatuses = append([]status.ChannelStatus(nil), s.ChannelStatuses...)
+	out.SubscriptionStatuses = append([]status.SubscriptionStatus(nil), s.SubscriptionStatuses...)
+	out.BranchStatuses = append([]status.BranchStatus(nil), s.BranchStatuses...)
+	if s.IngressChannelStatus != nil {
+		c := *s.IngressChannelStatus
+		out.IngressChannelStatus = &c
+	}
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -238,6 +276,20 @@ func (s *Subscription) DeepCopyObject() runtime.Object {
 // DeepCopyObject implements runtime.Object.
 func (p *PingSource) DeepCopyObject() runtime.Object {
 	out := &PingSource{}
+	p.DeepCopyInto(&out.LiveObject)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (s *Sequence) DeepCopyObject() runtime.Object {
+	out := &Sequence{}
+	s.DeepCopyInto(&out.LiveObject)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *Parallel) DeepCopyObject() runtime.Object {
+	out := &Parallel{}
 	p.DeepCopyInto(&out.LiveObject)
 	return out
 }
@@ -300,4 +352,6 @@ var ownedConditions = []string{
 	status.ConditionReferencesResolved,
 	status.ConditionSinkProvided,
 	status.ConditionDeployed,
+	status.ConditionChannelsReady,
+	status.ConditionSubscriptionsReady,
 }

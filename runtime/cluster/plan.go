@@ -123,7 +123,32 @@ func plan(in planInput) []desiredStatus {
 		}
 		out = append(out, d)
 	}
+	for i := range t.Sequences {
+		if d, ok := p.flow(knative.KindSequence, t.Sequences[i].Source); ok {
+			out = append(out, d)
+		}
+	}
+	for i := range t.Parallels {
+		if d, ok := p.flow(knative.KindParallel, t.Parallels[i].Source); ok {
+			out = append(out, d)
+		}
+	}
 	return append(out, p.orphans()...)
+}
+
+// flow plans a Sequence or Parallel of the table: the status computed
+// from its Channels and Subscriptions, which it owns no routes beyond.
+func (p *planner) flow(kind string, o routing.Source) (desiredStatus, bool) {
+	p.inTable[liveKey{kind, o.Namespace, o.Name}] = true
+	live := p.in.live[liveKey{kind, o.Namespace, o.Name}]
+	if live == nil {
+		return desiredStatus{}, false
+	}
+	d := desiredStatus{kind: kind, live: live}
+	if c := p.computed(kind, o); c != nil {
+		d.status = copyStatus(c.Status)
+	}
+	return d, true
 }
 
 // readiness is the final Ready of a Broker or Channel, as its Triggers or
@@ -332,6 +357,10 @@ func (p *planner) orphans() []desiredStatus {
 			default:
 				continue
 			}
+		default:
+			// A flow missing from the table is of a channel class knc
+			// does not run: that class's implementation reports it.
+			continue
 		}
 		out = append(out, d)
 	}
@@ -391,6 +420,13 @@ func copyStatus(s status.Status) status.Status {
 	if s.PhysicalSubscription != nil {
 		ps := *s.PhysicalSubscription
 		out.PhysicalSubscription = &ps
+	}
+	out.ChannelStatuses = append([]status.ChannelStatus(nil), s.ChannelStatuses...)
+	out.SubscriptionStatuses = append([]status.SubscriptionStatus(nil), s.SubscriptionStatuses...)
+	out.BranchStatuses = append([]status.BranchStatus(nil), s.BranchStatuses...)
+	if s.IngressChannelStatus != nil {
+		c := *s.IngressChannelStatus
+		out.IngressChannelStatus = &c
 	}
 	return out
 }

@@ -421,14 +421,14 @@ func (r *Runtime) watchedNamespaces(t *routing.Table) []string {
 }
 
 // watchKinds starts the informers of the four kinds in every namespace
-// the table needs, and of PingSources in the namespaces of the table's.
-// PingSources whose kind the cluster does not serve (no CRD of
-// sources.knative.dev) are fired all the same; their status is not
-// written.
+// the table needs, Sequences and Parallels only when it has some, and
+// PingSources in the namespaces of the table's. PingSources whose kind
+// the cluster does not serve (no CRD of sources.knative.dev) are fired
+// all the same; their status is not written.
 func (r *Runtime) watchKinds(ctx context.Context, w *watches, t *routing.Table) error {
 	var errs []error
 	for _, ns := range r.watchedNamespaces(t) {
-		for _, k := range kinds {
+		for _, k := range kindsOf(t) {
 			if _, err := w.informer(ctx, k.resource, ns); err != nil {
 				errs = append(errs, err)
 			}
@@ -457,7 +457,7 @@ func pingNamespaces(t *routing.Table) []string {
 func (r *Runtime) liveObjects(ctx context.Context, w *watches, t *routing.Table) (liveSet, error) {
 	live := liveSet{}
 	for _, ns := range r.watchedNamespaces(t) {
-		for _, k := range kinds {
+		for _, k := range kindsOf(t) {
 			objs, err := w.list(ctx, k.resource, ns)
 			if err != nil {
 				return nil, err
@@ -478,6 +478,19 @@ func (r *Runtime) liveObjects(ctx context.Context, w *watches, t *routing.Table)
 		}
 	}
 	return live, nil
+}
+
+// kindsOf lists the kinds the runtime watches for t: the four kinds, and
+// Sequences and Parallels only when t has some, so that a cluster whose
+// CRDs come from elsewhere need not serve the flows for a runtime that
+// has none to report.
+func kindsOf(t *routing.Table) []watchedKind {
+	if t != nil && (len(t.Sequences) > 0 || len(t.Parallels) > 0) {
+		return kinds
+	}
+	return slices.DeleteFunc(slices.Clone(kinds), func(k watchedKind) bool {
+		return k.resource == SequencesResource || k.resource == ParallelsResource
+	})
 }
 
 func isKnativeKind(res schema.GroupVersionResource) bool {

@@ -87,4 +87,12 @@ func apply(setter conditions.Setter, obj *LiveObject, d desiredStatus) {
 	s.SinkURI = d.status.SinkURI
 	s.CloudEventAttributes = slices.Clone(d.status.CloudEventAttributes)
 	s.Channel = d.channel
+	s.ChannelStatuses = slices.Clone(d.status.ChannelStatuses)
+	s.SubscriptionStatuses = slices.Clone(d.status.SubscriptionStatuses)
+	s.BranchStatuses = slices.Clone(d.status.BranchStatuses)
+	s.IngressChannelStatus = nil
+	if c := d.status.IngressChannelStatus; c != nil {
+		cs := *c
+		s.IngressChannelStatus = &cs
+	}
 }

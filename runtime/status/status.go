@@ -24,6 +24,9 @@ const (
 	// A PingSource's, as Knative names them.
 	ConditionSinkProvided = "SinkProvided"
 	ConditionDeployed     = "Deployed"
+	// A Sequence's and a Parallel's, as Knative's flows report them.
+	ConditionChannelsReady      = "ChannelsReady"
+	ConditionSubscriptionsReady = "SubscriptionsReady"
 )
 
 // Condition statuses.
@@ -80,6 +83,42 @@ type Status struct {
 	// SinkURI and CloudEventAttributes are set for PingSources.
 	SinkURI              string                 `json:"sinkUri,omitempty"`
 	CloudEventAttributes []CloudEventAttributes `json:"ceAttributes,omitempty"`
+	// ChannelStatuses and SubscriptionStatuses are set for Sequences, one
+	// per step.
+	ChannelStatuses      []ChannelStatus      `json:"channelStatuses,omitempty"`
+	SubscriptionStatuses []SubscriptionStatus `json:"subscriptionStatuses,omitempty"`
+	// IngressChannelStatus and BranchStatuses are set for Parallels.
+	IngressChannelStatus *ChannelStatus `json:"ingressChannelStatus,omitempty"`
+	BranchStatuses       []BranchStatus `json:"branchStatuses,omitempty"`
+}
+
+// ObjectReference names one of the Channels or Subscriptions a Sequence
+// or Parallel is made of, as corev1.ObjectReference does.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// ChannelStatus is the Ready condition of one Channel of a flow.
+type ChannelStatus struct {
+	Channel ObjectReference `json:"channel"`
+	Ready   Condition       `json:"ready"`
+}
+
+// SubscriptionStatus is the Ready condition of one Subscription of a flow.
+type SubscriptionStatus struct {
+	Subscription ObjectReference `json:"subscription"`
+	Ready        Condition       `json:"ready"`
+}
+
+// BranchStatus is one branch of a Parallel: its filter Subscription, the
+// branch's Channel, and its subscriber Subscription.
+type BranchStatus struct {
+	FilterSubscriptionStatus SubscriptionStatus `json:"filterSubscriptionStatus"`
+	FilterChannelStatus      ChannelStatus      `json:"filterChannelStatus"`
+	SubscriptionStatus       SubscriptionStatus `json:"subscriberSubscriptionStatus"`
 }
 
 // CloudEventAttributes names the type and source of the events a source
@@ -141,9 +180,11 @@ type Input struct {
 	Now time.Time
 }
 
-// Compute returns one Report per Broker, Trigger, Channel, Subscription
-// and PingSource of the table: each Broker followed by its Triggers, then
-// each Channel followed by its Subscriptions, then the PingSources.
+// Compute returns one Report per Broker, Trigger, Channel, Subscription,
+// PingSource, Sequence and Parallel of the table: each Broker followed by
+// its Triggers, then each Channel followed by its Subscriptions, then the
+// PingSources, then the Sequences and the Parallels, whose status sums up
+// their parts'.
 func Compute(in Input) []Report {
 	c := computer{in: in, previous: map[objectKey]*Report{}}
 	for i := range in.Previous {
@@ -178,6 +219,17 @@ func Compute(in Input) []Report {
 	}
 	for i := range in.Table.PingSources {
 		out = append(out, c.pingSource(&in.Table.PingSources[i]))
+	}
+	parts := map[objectKey]*Report{}
+	for i := range out {
+		o := &out[i]
+		parts[objectKey{o.Kind, o.Metadata.Namespace, o.Metadata.Name}] = o
+	}
+	for i := range in.Table.Sequences {
+		out = append(out, c.sequence(&in.Table.Sequences[i], parts))
+	}
+	for i := range in.Table.Parallels {
+		out = append(out, c.parallel(&in.Table.Parallels[i], parts))
 	}
 	return out
 }
@@ -434,6 +486,113 @@ func (c *computer) finishSubscription(ch *routing.Channel, obj Report, channelRe
 	// Ready: a Channel is not ready when one of its Subscriptions is not.
 	conds := append(obj.Status.Conditions, chCond)
 	obj.Status.Conditions = nil
+	c.finish(&obj, conds)
+	return obj
+}
+
+// part is a Channel or Subscription of a flow: its reference, its Ready
+// condition, and its address for a Channel.
+type part struct {
+	ref     ObjectReference
+	ready   Condition
+	address *Addressable
+}
+
+func (c *computer) part(parts map[objectKey]*Report, kind, namespace, name string) part {
+	p := part{ref: ObjectReference{APIVersion: knative.MessagingV1, Kind: kind, Namespace: namespace, Name: name}}
+	r := parts[objectKey{kind, namespace, name}]
+	if r == nil {
+		p.ready = Condition{Type: ConditionReady, Status: Unknown, Reason: "NoReady",
+			Message: fmt.Sprintf("%s %s/%s is not served", strings.ToLower(kind), namespace, name)}
+		return p
+	}
+	p.ready = ready(r.Status.Conditions)
+	p.address = r.Status.Address
+	return p
+}
+
+// partsReady sums up the Ready conditions of a flow's Channels or
+// Subscriptions (what, in the plural) into condType: True when all are,
+// else False when one is, else Unknown, naming those that are not.
+func partsReady(condType, what string, ps []part) Condition {
+	status := True
+	var notReady []string
+	for _, p := range ps {
+		if p.ready.Status == True {
+			continue
+		}
+		if status != False {
+			status = p.ready.Status
+		}
+		notReady = append(notReady, fmt.Sprintf("%s %s: %s", strings.ToLower(p.ref.Kind), p.ref.Name, p.ready.Message))
+	}
+	name := strings.ToUpper(what[:1]) + what[1:]
+	if status == True {
+		return Condition{Type: condType, Status: True, Reason: name + "Ready", Message: fmt.Sprintf("%d of %d %s are ready", len(ps), len(ps), what)}
+	}
+	return Condition{Type: condType, Status: status, Reason: name + "NotReady",
+		Message: fmt.Sprintf("%d of %d %s are not ready: %s", len(notReady), len(ps), what, strings.Join(notReady, "; "))}
+}
+
+// flowAddress is the Addressable condition of a flow whose address is its
+// ingress Channel's, and sets status.address.
+func flowAddress(obj *Report, ingress part) Condition {
+	if ingress.address == nil || ingress.address.URL == "" {
+		return Condition{Type: ConditionAddressable, Status: Unknown, Reason: "EmptyAddress",
+			Message: "channel " + ingress.ref.Name + " has no address yet"}
+	}
+	a := *ingress.address
+	obj.Status.Address = &a
+	return addressable(a.URL)
+}
+
+func (c *computer) sequence(s *routing.Sequence, parts map[objectKey]*Report) Report {
+	obj := c.object(knative.FlowsV1, knative.KindSequence, s.Source)
+	var chs, subs []part
+	for _, name := range s.Channels {
+		p := c.part(parts, knative.KindChannel, s.Namespace, name)
+		chs = append(chs, p)
+		obj.Status.ChannelStatuses = append(obj.Status.ChannelStatuses, ChannelStatus{Channel: p.ref, Ready: p.ready})
+	}
+	for _, name := range s.Subscriptions {
+		p := c.part(parts, knative.KindSubscription, s.Namespace, name)
+		subs = append(subs, p)
+		obj.Status.SubscriptionStatuses = append(obj.Status.SubscriptionStatuses, SubscriptionStatus{Subscription: p.ref, Ready: p.ready})
+	}
+	conds := []Condition{
+		partsReady(ConditionChannelsReady, "channels", chs),
+		partsReady(ConditionSubscriptionsReady, "subscriptions", subs),
+	}
+	if len(chs) > 0 {
+		conds = append(conds, flowAddress(&obj, chs[0]))
+	}
+	c.finish(&obj, conds)
+	return obj
+}
+
+func (c *computer) parallel(p *routing.Parallel, parts map[objectKey]*Report) Report {
+	obj := c.object(knative.FlowsV1, knative.KindParallel, p.Source)
+	ingress := c.part(parts, knative.KindChannel, p.Namespace, p.Channel)
+	obj.Status.IngressChannelStatus = &ChannelStatus{Channel: ingress.ref, Ready: ingress.ready}
+	chs := []part{ingress}
+	var subs []part
+	for _, b := range p.Branches {
+		filter := c.part(parts, knative.KindSubscription, p.Namespace, b.FilterSubscription)
+		ch := c.part(parts, knative.KindChannel, p.Namespace, b.Channel)
+		sub := c.part(parts, knative.KindSubscription, p.Namespace, b.Subscription)
+		chs = append(chs, ch)
+		subs = append(subs, filter, sub)
+		obj.Status.BranchStatuses = append(obj.Status.BranchStatuses, BranchStatus{
+			FilterSubscriptionStatus: SubscriptionStatus{Subscription: filter.ref, Ready: filter.ready},
+			FilterChannelStatus:      ChannelStatus{Channel: ch.ref, Ready: ch.ready},
+			SubscriptionStatus:       SubscriptionStatus{Subscription: sub.ref, Ready: sub.ready},
+		})
+	}
+	conds := []Condition{
+		partsReady(ConditionChannelsReady, "channels", chs),
+		partsReady(ConditionSubscriptionsReady, "subscriptions", subs),
+		flowAddress(&obj, ingress),
+	}
 	c.finish(&obj, conds)
 	return obj
 }

@@ -284,3 +284,99 @@ func TestPingSourceStatus(t *testing.T) {
 		})
 	}
 }
+
+// flowTable is a Sequence of two steps and a Parallel of one branch, with
+// the Channels and Subscriptions they were compiled into; every
+// subscriber is a URI, so nothing needs resolving.
+func flowTable() *routing.Table {
+	sub := func(name string) routing.Subscription {
+		return routing.Subscription{Source: routing.Source{Namespace: "ns", Name: name}, Subscriber: &routing.Destination{URI: "http://sub.example/"}}
+	}
+	ch := func(name string, subs ...routing.Subscription) routing.Channel {
+		return routing.Channel{Source: routing.Source{Namespace: "ns", Name: name}, Path: "/channels/ns/" + name, Subscriptions: subs}
+	}
+	return &routing.Table{
+		Channels: []routing.Channel{
+			ch("p-kn-parallel", sub("p-kn-parallel-filter-0")),
+			ch("p-kn-parallel-0", sub("p-kn-parallel-0")),
+			ch("s-kn-sequence-0", sub("s-kn-sequence-0")),
+			ch("s-kn-sequence-1", sub("s-kn-sequence-1")),
+		},
+		Sequences: []routing.Sequence{{Source: routing.Source{Namespace: "ns", Name: "s"},
+			Channels: []string{"s-kn-sequence-0", "s-kn-sequence-1"}, Subscriptions: []string{"s-kn-sequence-0", "s-kn-sequence-1"}}},
+		Parallels: []routing.Parallel{{Source: routing.Source{Namespace: "ns", Name: "p"}, Channel: "p-kn-parallel",
+			Branches: []routing.Branch{{Channel: "p-kn-parallel-0", FilterSubscription: "p-kn-parallel-filter-0", Subscription: "p-kn-parallel-0"}}}},
+	}
+}
+
+// A Sequence's and a Parallel's status sum up their parts' as Knative's
+// flows do: the address of the ingress Channel, ChannelsReady and
+// SubscriptionsReady, and each part's Ready condition. While one Channel
+// is still being set up, the flow is not ready, and says which.
+func TestFlows(t *testing.T) {
+	provisioning := "s-kn-sequence-1"
+	in := Input{Table: flowTable(), BaseURL: "http://127.0.0.1:8080", Now: t0, Ingress: func(_ string, o routing.Source) Ingress {
+		return Ingress{Ready: o.Name != provisioning}
+	}}
+	objs := Compute(in)
+	seq := Find(objs, "Sequence", "ns", "s")
+	if seq == nil {
+		t.Fatalf("no Sequence reported among %d objects", len(objs))
+	}
+	if seq.APIVersion != "flows.knative.dev/v1" {
+		t.Errorf("Sequence apiVersion %q", seq.APIVersion)
+	}
+	if seq.Status.Address == nil || seq.Status.Address.URL != "http://127.0.0.1:8080/channels/ns/s-kn-sequence-0" {
+		t.Errorf("Sequence address %+v, want its first Channel's", seq.Status.Address)
+	}
+	want := map[string]string{"Ready": Unknown, "ChannelsReady": Unknown, "SubscriptionsReady": Unknown, "Addressable": True}
+	got := map[string]string{}
+	for _, c := range seq.Status.Conditions {
+		got[c.Type] = c.Status
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Sequence conditions while a Channel is provisioning (-want +got):\n%s", diff)
+	}
+	if r := seq.ConditionOf(ConditionChannelsReady); r == nil || r.Reason != "ChannelsNotReady" || r.Message != "1 of 2 channels are not ready: channel s-kn-sequence-1: the streams and consumers are being set up" {
+		t.Errorf("ChannelsReady = %+v", r)
+	}
+	wantChannels := []ChannelStatus{
+		{Channel: ObjectReference{APIVersion: "messaging.knative.dev/v1", Kind: "Channel", Namespace: "ns", Name: "s-kn-sequence-0"}, Ready: ready(Find(objs, "Channel", "ns", "s-kn-sequence-0").Status.Conditions)},
+		{Channel: ObjectReference{APIVersion: "messaging.knative.dev/v1", Kind: "Channel", Namespace: "ns", Name: "s-kn-sequence-1"}, Ready: ready(Find(objs, "Channel", "ns", "s-kn-sequence-1").Status.Conditions)},
+	}
+	if diff := cmp.Diff(wantChannels, seq.Status.ChannelStatuses); diff != "" {
+		t.Errorf("channelStatuses (-want +got):\n%s", diff)
+	}
+	if n := len(seq.Status.SubscriptionStatuses); n != 2 || seq.Status.SubscriptionStatuses[1].Subscription.Name != "s-kn-sequence-1" {
+		t.Errorf("subscriptionStatuses %+v, want one per step", seq.Status.SubscriptionStatuses)
+	}
+
+	par := Find(objs, "Parallel", "ns", "p")
+	if par == nil {
+		t.Fatal("no Parallel reported")
+	}
+	if r := par.ConditionOf(ConditionReady); r == nil || r.Status != True {
+		t.Errorf("Parallel Ready = %+v, want True: all its parts are ready", r)
+	}
+	if par.Status.Address == nil || par.Status.Address.URL != "http://127.0.0.1:8080/channels/ns/p-kn-parallel" {
+		t.Errorf("Parallel address %+v, want its ingress Channel's", par.Status.Address)
+	}
+	if par.Status.IngressChannelStatus == nil || par.Status.IngressChannelStatus.Channel.Name != "p-kn-parallel" || par.Status.IngressChannelStatus.Ready.Status != True {
+		t.Errorf("ingressChannelStatus %+v", par.Status.IngressChannelStatus)
+	}
+	b := par.Status.BranchStatuses
+	if len(b) != 1 || b[0].FilterSubscriptionStatus.Subscription.Name != "p-kn-parallel-filter-0" || b[0].FilterChannelStatus.Channel.Name != "p-kn-parallel-0" ||
+		b[0].SubscriptionStatus.Subscription.Name != "p-kn-parallel-0" || b[0].SubscriptionStatus.Ready.Status != True {
+		t.Errorf("branchStatuses %+v", b)
+	}
+
+	provisioning = ""
+	in.Previous, in.Now = objs, t1
+	seq = Find(Compute(in), "Sequence", "ns", "s")
+	if r := seq.ConditionOf(ConditionReady); r == nil || r.Status != True || r.LastTransitionTime != stamp1 {
+		t.Errorf("Sequence Ready once every Channel is = %+v, want True since %s", r, stamp1)
+	}
+	if r := seq.ConditionOf(ConditionAddressable); r == nil || r.LastTransitionTime != stamp0 {
+		t.Errorf("Addressable = %+v, want unchanged since %s", r, stamp0)
+	}
+}

@@ -104,7 +104,7 @@ the manifests are valid, 1 when they are not, and 2 on a usage or I/O error.`,
 			}
 			switch output {
 			case "json":
-				if err := writeJSON(cmd.OutOrStdout(), validateReport(len(res.Set.Entries), res.Diagnostics)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), validateReport(res.Set.Read(), res.Diagnostics)); err != nil {
 					return err
 				}
 			case "github":

@@ -1,5 +1,5 @@
--- Health of a Knative Broker, Trigger, Channel or Subscription served by
--- knc, from the status its runtime writes.
+-- Health of a Knative Broker, Trigger, Channel, Subscription, Sequence or
+-- Parallel served by knc, from the status its runtime writes.
 local hs = {}
 if obj.metadata ~= nil and obj.metadata.deletionTimestamp ~= nil then
   hs.status = "Progressing"
