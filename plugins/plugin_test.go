@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -322,6 +323,8 @@ func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
 	table.Brokers[0].Delivery = &routing.Delivery{Retry: 2, BackoffDelay: routing.Duration(200_000_000), DeadLetterSink: &routing.Destination{Ref: &routing.Ref{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "dls"}}}
 	table.Brokers[0].Triggers[0].Filters = []routing.Filter{{CESQL: cesql}, {All: []routing.Filter{{Exact: map[string]string{"type": "x{y}[z],:"}}}}, {Any: []routing.Filter{}}}
 	table.Channels = []routing.Channel{{Source: routing.Source{Namespace: "ns", Name: "c"}, Path: "/channels/ns/c", Subscriptions: []routing.Subscription{{Source: routing.Source{Namespace: "ns", Name: "s"}, Reply: &routing.Destination{URI: "http://x/ünïcode"}}}}}
+	table.PingSources = []routing.PingSource{{Source: routing.Source{Namespace: "ns", Name: "p"}, Schedule: "*/1 * * * *", Data: `{"a":"<b>"}`,
+		Extensions: map[string]string{"team": "x"}, Sink: routing.Destination{URI: "http://knc-ingress.ns.svc/brokers/ns/b"}, SinkPath: "/brokers/ns/b"}}
 	for _, tt := range []*routing.Table{table, {}} {
 		want, err := routing.Encode(tt)
 		if err != nil {
@@ -334,6 +337,30 @@ func TestEncodeTableMatchesRoutingEncode(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("EncodeTable differs from routing.Encode (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// TestTableEncoderWritesEveryList fails when routing.Table gains a list
+// the encoder does not write: each list holds one entry, and the encoding
+// must equal the canonical one.
+func TestTableEncoderWritesEveryList(t *testing.T) {
+	table := &routing.Table{}
+	v := reflect.ValueOf(table).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Slice {
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		}
+	}
+	want, err := routing.Encode(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := plugins.EncodeTable(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("EncodeTable leaves out part of the table (-want +got):\n%s", diff)
 	}
 }
 
@@ -351,6 +378,13 @@ func TestTableEncoderNamespaces(t *testing.T) {
 			full.Channels = append(full.Channels, routing.Channel{Source: routing.Source{Namespace: ns, Name: "c"}, Path: "/channels/" + ns + "/c"})
 		}
 	}
+	// A PingSource is fired by the runtime of its sink's namespace when
+	// its sink is a Broker or Channel of the table, else by its own.
+	full.PingSources = []routing.PingSource{
+		{Source: routing.Source{Namespace: "a", Name: "into-c"}, SinkPath: "/brokers/c/x0"},
+		{Source: routing.Source{Namespace: "b", Name: "to-a-uri"}, Sink: routing.Destination{URI: "http://example.com/"}},
+	}
+	firedIn := map[string]string{"into-c": "c", "to-a-uri": "b"}
 	enc, err := plugins.NewTableEncoder(full)
 	if err != nil {
 		t.Fatal(err)
@@ -365,6 +399,11 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		for _, c := range full.Channels {
 			if c.Namespace == ns {
 				sub.Channels = append(sub.Channels, c)
+			}
+		}
+		for _, p := range full.PingSources {
+			if firedIn[p.Name] == ns {
+				sub.PingSources = append(sub.PingSources, p)
 			}
 		}
 		want, err := routing.Encode(sub)

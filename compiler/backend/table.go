@@ -33,6 +33,7 @@ type TableEncoder struct {
 	table    *routing.Table
 	brokers  [][]byte
 	channels [][]byte
+	pings    [][]byte
 }
 
 // NewTableEncoder encodes the Brokers and Channels of t, on every core.
@@ -52,6 +53,15 @@ func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
 			return nil, fmt.Errorf("encoding routing table: %w", err)
 		}
 	}
+	// A table holds few PingSources: no need to spread them.
+	e.pings = make([][]byte, len(t.PingSources))
+	for i := range t.PingSources {
+		b, err := compactJSON(&t.PingSources[i])
+		if err != nil {
+			return nil, fmt.Errorf("encoding routing table: %w", err)
+		}
+		e.pings[i] = b
+	}
 	return e, nil
 }
 
@@ -60,7 +70,8 @@ func (e *TableEncoder) All() []byte {
 	return e.assemble(func(string) bool { return true })
 }
 
-// Namespace returns the table of the Brokers and Channels of ns.
+// Namespace returns the table of the Brokers and Channels of ns, and of
+// the PingSources its runtime fires (routing.PingSource.FiredIn).
 func (e *TableEncoder) Namespace(ns string) []byte {
 	return e.assemble(func(n string) bool { return n == ns })
 }
@@ -78,6 +89,11 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	for i, c := range e.channels {
 		if keep(e.table.Channels[i].Namespace) {
 			size += len(c) + 1
+		}
+	}
+	for i, p := range e.pings {
+		if keep(e.table.PingSources[i].FiredIn()) {
+			size += len(p) + 1
 		}
 	}
 	buf.Grow(size)
@@ -102,6 +118,7 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	}
 	list("brokers", e.brokers, func(i int) string { return e.table.Brokers[i].Namespace })
 	list("channels", e.channels, func(i int) string { return e.table.Channels[i].Namespace })
+	list("pingSources", e.pings, func(i int) string { return e.table.PingSources[i].FiredIn() })
 	buf.WriteByte('}')
 	indented := indentJSON(buf.Bytes())
 	if len(indented) <= MaxTableBytes {

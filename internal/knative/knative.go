@@ -65,6 +65,8 @@ var Kinds = []Kind{
 	{Name: KindTrigger, Group: GroupEventing, Plural: "triggers", Singular: "trigger", Categories: []string{"all", "knative", "eventing"}},
 	{Name: KindChannel, Group: GroupMessaging, Plural: "channels", Singular: "channel", ShortNames: []string{"ch"}, Categories: []string{"all", "knative", "messaging"}, Addressable: true},
 	{Name: KindSubscription, Group: GroupMessaging, Plural: "subscriptions", Singular: "subscription", ShortNames: []string{"sub"}, Categories: []string{"all", "knative", "messaging"}},
+	// knc's runtime fires PingSources, so it serves their CRD too.
+	{Name: KindPingSource, Group: GroupSources, Plural: "pingsources", Singular: "pingsource", Categories: []string{"all", "knative", "sources"}},
 }
 
 // Lookup returns the kind named name, and whether it is one of the four.
