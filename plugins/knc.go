@@ -615,6 +615,11 @@ func readNamespaces(ns string, t *routing.Table) []string {
 			delivery(s.Delivery)
 		}
 	}
+	// The PingSources it fires, whose status it writes.
+	for _, p := range t.PingSources {
+		set[p.Namespace] = true
+		dest(&p.Sink)
+	}
 	return slices.Sorted(maps.Keys(set))
 }
 

@@ -27,12 +27,13 @@ func EncodeTable(t *routing.Table) ([]byte, error) {
 }
 
 // TableEncoder encodes a table, and the table of each of its namespaces,
-// encoding every Broker, Channel, Sequence and Parallel once: a build
+// encoding every entry once: a build
 // writes both, and encoding thousands of routes is much of its work.
 type TableEncoder struct {
 	table     *routing.Table
 	brokers   [][]byte
 	channels  [][]byte
+	pings     [][]byte
 	sequences [][]byte
 	parallels [][]byte
 }
@@ -60,6 +61,15 @@ func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
 			return nil, fmt.Errorf("encoding routing table: %w", err)
 		}
 	}
+	// A table holds few PingSources: no need to spread them.
+	e.pings = make([][]byte, len(t.PingSources))
+	for i := range t.PingSources {
+		b, err := compactJSON(&t.PingSources[i])
+		if err != nil {
+			return nil, fmt.Errorf("encoding routing table: %w", err)
+		}
+		e.pings[i] = b
+	}
 	return e, nil
 }
 
@@ -68,7 +78,8 @@ func (e *TableEncoder) All() []byte {
 	return e.assemble(func(string) bool { return true })
 }
 
-// Namespace returns the table of the entries of ns.
+// Namespace returns the table of the entries of ns, with the PingSources
+// its runtime fires (routing.PingSource.FiredIn).
 func (e *TableEncoder) Namespace(ns string) []byte {
 	return e.assemble(func(n string) bool { return n == ns })
 }
@@ -86,6 +97,11 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	for i, c := range e.channels {
 		if keep(e.table.Channels[i].Namespace) {
 			size += len(c) + 1
+		}
+	}
+	for i, p := range e.pings {
+		if keep(e.table.PingSources[i].FiredIn()) {
+			size += len(p) + 1
 		}
 	}
 	for i, s := range e.sequences {
@@ -120,6 +136,7 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	}
 	list("brokers", e.brokers, func(i int) string { return e.table.Brokers[i].Namespace })
 	list("channels", e.channels, func(i int) string { return e.table.Channels[i].Namespace })
+	list("pingSources", e.pings, func(i int) string { return e.table.PingSources[i].FiredIn() })
 	list("sequences", e.sequences, func(i int) string { return e.table.Sequences[i].Namespace })
 	list("parallels", e.parallels, func(i int) string { return e.table.Parallels[i].Namespace })
 	buf.WriteByte('}')

@@ -52,7 +52,7 @@ func TestCRDsPassAPIServerValidation(t *testing.T) {
 			t.Errorf("%s: %v", c.Name, e)
 		}
 	}
-	want := []string{"brokers.eventing.knative.dev", "triggers.eventing.knative.dev", "channels.messaging.knative.dev", "subscriptions.messaging.knative.dev", "sequences.flows.knative.dev", "parallels.flows.knative.dev"}
+	want := []string{"brokers.eventing.knative.dev", "triggers.eventing.knative.dev", "channels.messaging.knative.dev", "subscriptions.messaging.knative.dev", "sequences.flows.knative.dev", "parallels.flows.knative.dev", "pingsources.sources.knative.dev"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("CRDs (-want +got):\n%s", diff)
 	}
@@ -318,7 +318,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("%s: type = %v, want object", k, s["type"])
 		}
 	}
-	if diff := cmp.Diff([]string{"Broker", "Channel", "Parallel", "Sequence", "Subscription", "Trigger"}, sorted(kinds)); diff != "" {
+	if diff := cmp.Diff([]string{"Broker", "Channel", "Parallel", "PingSource", "Sequence", "Subscription", "Trigger"}, sorted(kinds)); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 	again, err := OpenAPI()

@@ -485,8 +485,9 @@ func (r *renderer) plugins() error {
 	return nil
 }
 
-// tableFor returns the routes of the Brokers and Channels of namespace ns:
-// each namespace's runtime serves its own.
+// tableFor returns the routes of the Brokers and Channels of namespace ns,
+// and the PingSources that fire into them: each namespace's runtime serves
+// its own.
 func tableFor(t *routing.Table, ns string) *routing.Table {
 	out := &routing.Table{APIVersion: t.APIVersion, Kind: t.Kind}
 	for _, b := range t.Brokers {
@@ -497,6 +498,11 @@ func tableFor(t *routing.Table, ns string) *routing.Table {
 	for _, c := range t.Channels {
 		if c.Namespace == ns {
 			out.Channels = append(out.Channels, c)
+		}
+	}
+	for _, p := range t.PingSources {
+		if p.FiredIn() == ns {
+			out.PingSources = append(out.PingSources, p)
 		}
 	}
 	for _, s := range t.Sequences {

@@ -157,7 +157,7 @@ func TestLayout(t *testing.T) {
 	want := []string{
 		"cluster/admission.yaml", "cluster/kustomization.yaml", "cluster/runtime.yaml",
 		"crds/brokers.eventing.knative.dev.yaml", "crds/channels.messaging.knative.dev.yaml", "crds/kustomization.yaml",
-		"crds/parallels.flows.knative.dev.yaml", "crds/sequences.flows.knative.dev.yaml", "crds/subscriptions.messaging.knative.dev.yaml", "crds/triggers.eventing.knative.dev.yaml",
+		"crds/parallels.flows.knative.dev.yaml", "crds/pingsources.sources.knative.dev.yaml", "crds/sequences.flows.knative.dev.yaml", "crds/subscriptions.messaging.knative.dev.yaml", "crds/triggers.eventing.knative.dev.yaml",
 		"kustomization.yaml",
 		"namespaces/ns1/brokers.yaml", "namespaces/ns1/kustomization.yaml", "namespaces/ns1/resources.yaml", "namespaces/ns1/runtime.yaml", "namespaces/ns1/triggers.yaml",
 		"namespaces/ns2/channels.yaml", "namespaces/ns2/kustomization.yaml", "namespaces/ns2/runtime.yaml", "namespaces/ns2/subscriptions.yaml",

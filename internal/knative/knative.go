@@ -65,7 +65,7 @@ type Kind struct {
 // APIVersion returns group/version.
 func (k Kind) APIVersion() string { return k.Group + "/" + Version }
 
-// Kinds are the four kinds and the two flows, in the order knc writes and
+// Kinds are the four kinds, the two flows and PingSource, in the order knc writes and
 // reports them.
 var Kinds = []Kind{
 	{Name: KindBroker, Group: GroupEventing, Plural: "brokers", Singular: "broker", Categories: []string{"all", "knative", "eventing"}, Addressable: true},
@@ -74,6 +74,8 @@ var Kinds = []Kind{
 	{Name: KindSubscription, Group: GroupMessaging, Plural: "subscriptions", Singular: "subscription", ShortNames: []string{"sub"}, Categories: []string{"all", "knative", "messaging"}},
 	{Name: KindSequence, Group: GroupFlows, Plural: "sequences", Singular: "sequence", Categories: []string{"all", "knative", "flows"}, Addressable: true},
 	{Name: KindParallel, Group: GroupFlows, Plural: "parallels", Singular: "parallel", Categories: []string{"all", "knative", "flows"}, Addressable: true},
+	// knc's runtime fires PingSources, so it serves their CRD too.
+	{Name: KindPingSource, Group: GroupSources, Plural: "pingsources", Singular: "pingsource", Categories: []string{"all", "knative", "sources"}},
 }
 
 // Lookup returns the kind named name, and whether it is one of the four.

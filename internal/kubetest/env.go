@@ -15,9 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // ErrBinariesMissing is returned by Start when kube-apiserver or etcd cannot
@@ -27,6 +29,9 @@ var ErrBinariesMissing = errors.New("kube-apiserver and etcd test binaries are m
 // modulePath identifies the checkout whose hack/testbin/bin is the fallback
 // binary directory.
 const modulePath = "github.com/knc-dev/knc"
+
+// setLogger sets controller-runtime's logger once per process.
+var setLogger sync.Once
 
 // serviceAccountIssuer is what the API server signs into tokens and accepts
 // as their audience; any stable URL will do because nothing outside the API
@@ -72,6 +77,10 @@ func WithCRDPaths(paths ...string) Option {
 // dies first (a panic, a timeout, a signal), a watchdog process kills the
 // control plane and removes its files.
 func Start(opts ...Option) (_ *Env, err error) {
+	// envtest logs through controller-runtime's logger, which prints a
+	// stack trace when nothing was set: its lines say nothing the
+	// returned errors do not.
+	setLogger.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	var o options
 	for _, opt := range opts {
 		opt(&o)

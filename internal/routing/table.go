@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -159,6 +160,20 @@ type PingSource struct {
 	// delivery options.
 	Sink     Destination `json:"sink"`
 	SinkPath string      `json:"sinkPath,omitempty"`
+}
+
+// FiredIn is the namespace whose runtime fires p: that of the Broker or
+// Channel its SinkPath names, whose ingress stream the events go to, or
+// else p's own.
+func (p *PingSource) FiredIn() string {
+	for _, prefix := range []string{"/brokers/", "/channels/"} {
+		if rest, ok := strings.CutPrefix(p.SinkPath, prefix); ok {
+			if ns, _, ok := strings.Cut(rest, "/"); ok && ns != "" {
+				return ns
+			}
+		}
+	}
+	return p.Namespace
 }
 
 // Filter is one entry of spec.filters; exactly one field is set.

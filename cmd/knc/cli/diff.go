@@ -139,7 +139,7 @@ not validate at either revision.`,
 			}
 			switch {
 			case modes > 1:
-				return usageError("give one of --base GITREF, --against DIR and --cluster")
+				return usageError("--base GITREF, --against DIR and --cluster each name what to compare with: give only one of them")
 			case f.cluster:
 				return runDiffCluster(cmd, &f, args)
 			case f.base != "":

@@ -131,7 +131,7 @@ func TestDiffBaseExitCodes(t *testing.T) {
 		{name: "-o checked first", args: []string{"diff", "--base", "HEAD", "-o", "yaml"}, want: exitTrouble, wantStderr: `invalid output format "yaml"`},
 		{name: "bad --color", args: []string{"diff", "--base", "HEAD", "--color", "sometimes"}, want: exitTrouble, wantStderr: "--color"},
 		{name: "neither --base nor --against", args: []string{"diff"}, want: exitTrouble, wantStderr: "diff needs --base GITREF"},
-		{name: "both --base and --against", args: []string{"diff", "--base", "HEAD", "--against", "x"}, want: exitTrouble, wantStderr: "not both"},
+		{name: "both --base and --against", args: []string{"diff", "--base", "HEAD", "--against", "x"}, want: exitTrouble, wantStderr: "give only one of them"},
 	})
 }
 
