@@ -100,8 +100,8 @@ func TestExamplesBuild(t *testing.T) {
 			for _, o := range objs {
 				kinds[o.GetKind()]++
 			}
-			if kinds["CustomResourceDefinition"] != 6 {
-				t.Errorf("%d CRDs, want 6: the four kinds, Sequence and Parallel", kinds["CustomResourceDefinition"])
+			if kinds["CustomResourceDefinition"] != 7 {
+				t.Errorf("%d CRDs, want 7: the four kinds, Sequence, Parallel and PingSource", kinds["CustomResourceDefinition"])
 			}
 			if kinds["Broker"]+kinds["Channel"] == 0 {
 				t.Error("no Brokers or Channels")

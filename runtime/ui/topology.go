@@ -64,6 +64,9 @@ func buildView(t *routing.Table, drawn *topology.Graph) *view {
 		for i := range t.Channels {
 			b.channel(&t.Channels[i])
 		}
+		for i := range t.PingSources {
+			b.pingSource(&t.PingSources[i])
+		}
 	}
 	top := b.finish()
 	if drawn != nil {
@@ -133,6 +136,17 @@ func (b *tableGraph) channel(ch *routing.Channel) {
 		b.route(r, describe(sub.Subscriber))
 		s.Routes = append(s.Routes, r)
 	}
+}
+
+// pingSource draws a PingSource feeding its sink, as knc graph draws an
+// event source: by kind and group, neither served nor external.
+func (b *tableGraph) pingSource(p *routing.PingSource) {
+	kind := knative.KindLabel(knative.GroupSources, knative.KindPingSource)
+	id := nodeID(kind, p.Namespace, p.Name)
+	s := &topology.Source{ID: id, Kind: knative.KindPingSource, Namespace: p.Namespace, Name: p.Name}
+	sink := p.Sink
+	s.Edges = append(s.Edges, b.edge(topology.SinkOf, &sink))
+	b.sources[id] = s
 }
 
 // ownDeadLetter reports whether a route's effective delivery has a

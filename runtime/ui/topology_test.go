@@ -16,6 +16,7 @@ import (
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/internal/topology/layout"
+	"github.com/knc-dev/knc/runtime/status"
 )
 
 // exampleTable compiles an example of the repository into its routing
@@ -221,5 +222,51 @@ func TestEmptyTable(t *testing.T) {
 	}
 	if !bytes.Contains(svg.Bytes(), []byte("<svg")) {
 		t.Errorf("no drawing of an empty table:\n%s", svg.String())
+	}
+}
+
+// TestPingSourceOnThePage: a PingSource of the table is a node of the
+// page, drawn feeding its sink as knc graph draws it.
+func TestPingSourceOnThePage(t *testing.T) {
+	table := &routing.Table{
+		Brokers: []routing.Broker{{Source: routing.Source{Namespace: "ns", Name: "b"}, Path: routing.BrokerPath("ns", "b"), Address: "http://knc-ingress.ns.svc.cluster.local/brokers/ns/b"}},
+		PingSources: []routing.PingSource{{Source: routing.Source{Namespace: "ns", Name: "beat"}, Schedule: "* * * * *",
+			Sink: routing.Destination{URI: "http://knc-ingress.ns.svc.cluster.local/brokers/ns/b"}, SinkPath: routing.BrokerPath("ns", "b")}},
+	}
+	top := buildView(table, nil)
+	var ids []string
+	for _, n := range top.nodes {
+		ids = append(ids, n.ID)
+	}
+	if diff := cmp.Diff([]string{"Broker/ns/b", "PingSource.sources.knative.dev/ns/beat"}, ids); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	var sinks []string
+	for _, ns := range top.graph.Namespaces {
+		for _, s := range ns.Sources {
+			for _, e := range s.Edges {
+				sinks = append(sinks, s.ID+" -"+string(e.Role)+"-> "+e.To)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"PingSource.sources.knative.dev/ns/beat -sink-> Broker/ns/b"}, sinks); diff != "" {
+		t.Errorf("edges (-want +got):\n%s", diff)
+	}
+
+	// Its Ready condition, as the runtime reports it, is the node's.
+	h := New(Inputs{
+		Table: func() *routing.Table { return table },
+		Statuses: func() []status.Report {
+			return []status.Report{{APIVersion: "sources.knative.dev/v1", Kind: "PingSource", Metadata: status.Metadata{Namespace: "ns", Name: "beat"},
+				Status: status.Status{Conditions: []status.Condition{{Type: status.ConditionReady, Status: status.False, Reason: "NotFound"}}}}}
+		},
+	})
+	st, err := h.state(topology.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := st.Nodes["PingSource.sources.knative.dev/ns/beat"]
+	if n == nil || n.Ready == nil || n.Ready.Reason != "NotFound" {
+		t.Errorf("the PingSource's state is %+v, want its Ready condition, reason NotFound", n)
 	}
 }

@@ -287,24 +287,36 @@ type againstUnit struct {
 	files int
 }
 
-func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	res, err := f.load.compile(cmd.Context(), args, compiler.Options{Select: compiler.EachUnit, Command: "diff", Render: &compiler.RenderOptions{Image: f.image, Version: version.Get(), Backends: plugins.Backends}})
+// buildForDiff builds the repository as knc build would, for a diff with
+// a build output or the cluster: manifests that do not validate or do not
+// build are reported on stderr, exit 2, since there is nothing to compare.
+func buildForDiff(cmd *cobra.Command, f *diffFlags, args []string, sel compiler.Selection) (*compiler.Result, error) {
+	stderr := cmd.ErrOrStderr()
+	res, err := f.load.compile(cmd.Context(), args, compiler.Options{Select: sel, Command: "diff", Render: &compiler.RenderOptions{Image: f.image, Version: version.Get(), Backends: plugins.Backends}})
 	if res == nil {
-		return err
+		return nil, err
 	}
 	if !res.Valid() {
 		fmt.Fprintln(stderr, "knc: the manifests do not validate:")
 		printDiagnostics(stderr, res.Diagnostics)
-		return silentExit(exitTrouble)
+		return nil, silentExit(exitTrouble)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(res.Later) > 0 {
 		fmt.Fprintln(stderr, "knc: the manifests do not build:")
 		printDiagnostics(stderr, res.Later)
-		return silentExit(exitTrouble)
+		return nil, silentExit(exitTrouble)
+	}
+	return res, nil
+}
+
+func runDiffAgainst(cmd *cobra.Command, f *diffFlags, args []string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	res, err := buildForDiff(cmd, f, args, compiler.EachUnit)
+	if err != nil {
+		return err
 	}
 	out := res.Output
 	built := make(map[string][]byte, len(out.Files))
@@ -570,22 +582,9 @@ func addImmutableChanges(cmd *cobra.Command, rev string, flags *loadFlags, args 
 // server-side apply dry run.
 func runDiffCluster(cmd *cobra.Command, f *diffFlags, args []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	res, err := f.load.compile(cmd.Context(), args, compiler.Options{Select: compiler.OneUnit, Command: "diff", Render: &compiler.RenderOptions{Image: f.image, Version: version.Get(), Backends: plugins.Backends}})
-	if res == nil {
-		return err
-	}
-	if !res.Valid() {
-		fmt.Fprintln(stderr, "knc: the manifests do not validate:")
-		printDiagnostics(stderr, res.Diagnostics)
-		return silentExit(exitTrouble)
-	}
+	res, err := buildForDiff(cmd, f, args, compiler.OneUnit)
 	if err != nil {
 		return err
-	}
-	if len(res.Later) > 0 {
-		fmt.Fprintln(stderr, "knc: the manifests do not build:")
-		printDiagnostics(stderr, res.Later)
-		return silentExit(exitTrouble)
 	}
 	c, err := f.kube.connect()
 	if err != nil {

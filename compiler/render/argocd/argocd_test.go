@@ -25,8 +25,8 @@ func TestConfigMapPatch(t *testing.T) {
 	if cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" || cm.Metadata.Namespace != "argocd" {
 		t.Errorf("got %s %s/%s, want ConfigMap argocd/argocd-cm", cm.Kind, cm.Metadata.Namespace, cm.Metadata.Name)
 	}
-	if len(cm.Data) != 6 {
-		t.Errorf("%d health checks, want 6: the four kinds and the two flows", len(cm.Data))
+	if len(cm.Data) != 7 {
+		t.Errorf("%d health checks, want 7: the four kinds, the two flows and PingSource", len(cm.Data))
 	}
 	for k, v := range cm.Data {
 		if !strings.HasPrefix(k, "resource.customizations.health.") || v != HealthLua {
