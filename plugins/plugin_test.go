@@ -429,5 +429,13 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(enc.Namespace(ns))); diff != "" {
 			t.Errorf("namespace %s (-want +got):\n%s", ns, diff)
 		}
+		// The table the build hands the namespace's backend is the same.
+		part, err := routing.Encode(full.ForNamespace(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(part)); diff != "" {
+			t.Errorf("ForNamespace(%s) (-want +got):\n%s", ns, diff)
+		}
 	}
 }

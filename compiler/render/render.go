@@ -432,7 +432,7 @@ func (r *renderer) plugins() error {
 		k := keys[i]
 		req := r.claims[k]
 		if k.plugin == "knc" {
-			req.Table = tableFor(r.table, k.namespace)
+			req.Table = r.table.ForNamespace(k.namespace)
 			req.TableJSON = r.tables.Namespace(k.namespace)
 		}
 		results[i].objs, results[i].err = byName[k.plugin].Render(req)
@@ -483,39 +483,6 @@ func (r *renderer) plugins() error {
 		}
 	}
 	return nil
-}
-
-// tableFor returns the routes of the Brokers and Channels of namespace ns,
-// and the PingSources that fire into them: each namespace's runtime serves
-// its own.
-func tableFor(t *routing.Table, ns string) *routing.Table {
-	out := &routing.Table{APIVersion: t.APIVersion, Kind: t.Kind}
-	for _, b := range t.Brokers {
-		if b.Namespace == ns {
-			out.Brokers = append(out.Brokers, b)
-		}
-	}
-	for _, c := range t.Channels {
-		if c.Namespace == ns {
-			out.Channels = append(out.Channels, c)
-		}
-	}
-	for _, p := range t.PingSources {
-		if p.FiredIn() == ns {
-			out.PingSources = append(out.PingSources, p)
-		}
-	}
-	for _, s := range t.Sequences {
-		if s.Namespace == ns {
-			out.Sequences = append(out.Sequences, s)
-		}
-	}
-	for _, p := range t.Parallels {
-		if p.Namespace == ns {
-			out.Parallels = append(out.Parallels, p)
-		}
-	}
-	return out
 }
 
 // kindRank orders the objects of a file as kustomize and kubectl apply

@@ -65,6 +65,10 @@ func (c *Case) Provenance() string {
 	return b.String()
 }
 
+// keepDeadLetteredValues are values of knc.dev/keep-dead-lettered, knc's
+// own annotation: the two it admits and some it refuses.
+var keepDeadLetteredValues = []string{"true", "false", "True", "yes", "1", "", " true"}
+
 // Ops are the mutation operators.
 var Ops = []string{
 	"absent", "empty", "null", "wrong-type", "wrong-case", "length", "chars",
@@ -476,7 +480,11 @@ func apply(r *rand.Rand, c *Case, op string) (Mutation, bool) {
 			meta.Content = append(meta.Content, str(which), entries)
 		}
 		key, value := "example.com/k", "v"
-		switch r.IntN(4) {
+		switch r.IntN(5) {
+		case 4:
+			// knc's own annotation, which Knative passes over and knc
+			// admits only as "true" or "false".
+			key, value = "knc.dev/keep-dead-lettered", pick(r, keepDeadLetteredValues)
 		case 0:
 			key = longKey(r, pick(r, boundaryLengths))
 		case 1:

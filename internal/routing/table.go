@@ -162,6 +162,40 @@ type PingSource struct {
 	SinkPath string      `json:"sinkPath,omitempty"`
 }
 
+// ForNamespace returns the part of t that the runtime of namespace ns
+// serves: its Brokers, Channels, Sequences and Parallels, and the
+// PingSources it fires (FiredIn). knc build writes one such table per
+// namespace.
+func (t *Table) ForNamespace(ns string) *Table {
+	out := &Table{APIVersion: t.APIVersion, Kind: t.Kind}
+	for _, b := range t.Brokers {
+		if b.Namespace == ns {
+			out.Brokers = append(out.Brokers, b)
+		}
+	}
+	for _, c := range t.Channels {
+		if c.Namespace == ns {
+			out.Channels = append(out.Channels, c)
+		}
+	}
+	for _, p := range t.PingSources {
+		if p.FiredIn() == ns {
+			out.PingSources = append(out.PingSources, p)
+		}
+	}
+	for _, s := range t.Sequences {
+		if s.Namespace == ns {
+			out.Sequences = append(out.Sequences, s)
+		}
+	}
+	for _, p := range t.Parallels {
+		if p.Namespace == ns {
+			out.Parallels = append(out.Parallels, p)
+		}
+	}
+	return out
+}
+
 // FiredIn is the namespace whose runtime fires p: that of the Broker or
 // Channel its SinkPath names, whose ingress stream the events go to, or
 // else p's own.

@@ -3,13 +3,11 @@ package cluster3
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -124,18 +122,7 @@ func listLetters(t *testing.T, admin string, ids []string) []string {
 // dlq runs knc dlq against admin with the token and returns its stdout.
 func dlq(t *testing.T, admin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(kncBinary, append(append([]string{"dlq"}, args[:1]...), append([]string{"--admin", admin}, args[1:]...)...)...)
-	cmd.Env = append(os.Environ(), "KNC_ADMIN_TOKEN="+adminToken)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("knc dlq %s: %v\n%s", strings.Join(args, " "), err, stderr)
-	}
-	return string(out)
+	return rig.DLQ(t, kncBinary, admin, adminToken, args[0], args[1:]...)
 }
 
 func sendEvent(t *testing.T, url, id string) {

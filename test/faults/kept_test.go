@@ -35,17 +35,7 @@ func freeAddr(t *testing.T) string {
 // dlq runs knc dlq against admin with the token and returns its stdout.
 func dlq(t *testing.T, admin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(kncBinary, append(append([]string{"dlq"}, args[:1]...), append([]string{"--admin", admin}, args[1:]...)...)...)
-	cmd.Env = append(os.Environ(), "KNC_ADMIN_TOKEN="+adminToken)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("knc dlq %s: %v\n%s", strings.Join(args, " "), err, stderr)
-	}
-	return string(out)
+	return rig.DLQ(t, kncBinary, admin, adminToken, args[0], args[1:]...)
 }
 
 func sendEvents(t *testing.T, url string, n int, prefix string) {

@@ -3,11 +3,13 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/knc-dev/knc/internal/safeio"
 	"github.com/knc-dev/knc/internal/topology/layout"
 )
 
@@ -48,14 +50,14 @@ live page of knc run, start it; it is seldom run by hand:
 		fmt.Fprintf(stderr, "knc-draw: -T %q: want svg or png\n", *format)
 		return 2
 	}
-	dot, err := io.ReadAll(io.LimitReader(stdin, MaxInputBytes+1))
+	dot, err := safeio.ReadAll(stdin, "standard input", MaxInputBytes)
+	if errors.Is(err, safeio.ErrTooLarge) {
+		fmt.Fprintf(stderr, "knc-draw: %v; draw a part of the topology\n", err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "knc-draw: reading standard input: %v\n", err)
 		return 2
-	}
-	if len(dot) > MaxInputBytes {
-		fmt.Fprintf(stderr, "knc-draw: the drawing is larger than %d MiB; draw a part of it\n", MaxInputBytes>>20)
-		return 1
 	}
 	if err := layout.LayOutDOT(stdout, dot, f); err != nil {
 		fmt.Fprintf(stderr, "knc-draw: %v\n", err)

@@ -25,6 +25,8 @@ func TestRun(t *testing.T) {
 			wantStderr: "knc-draw: -T \"gif\": want svg or png\n"},
 		{name: "a file argument", args: []string{"drawing.dot"}, stdin: dot, wantCode: 2,
 			wantStderr: "knc-draw: unexpected argument \"drawing.dot\": the drawing is read from standard input\n"},
+		{name: "larger than the limit", stdin: strings.Repeat("x", MaxInputBytes+1), wantCode: 1,
+			wantStderr: "knc-draw: standard input: larger than the limit of 67108864 bytes; draw a part of the topology\n"},
 		{name: "not DOT", stdin: "digraph {", wantCode: 1,
 			wantStderr: "knc-draw: reading the DOT drawing:"},
 	}
