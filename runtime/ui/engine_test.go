@@ -610,9 +610,11 @@ func TestKeptLettersOnThePage(t *testing.T) {
 	send(t, s.url, "/brokers/shop/default", "order.created", events)
 
 	var st map[string]*ui.NodeState
+	// The Trigger's and the Broker's counters are separate metrics,
+	// counted one after the other: wait for both.
 	poll(t, "every delivery to be kept", func() bool {
 		st = getState(t, s.admin)
-		return st["Trigger/shop/broken"].Counts.Kept == events
+		return st["Trigger/shop/broken"].Counts.Kept == events && st["Broker/shop/default"].Counts.Kept == events
 	})
 	for _, id := range []string{"Trigger/shop/broken", "Broker/shop/default"} {
 		n := st[id]
