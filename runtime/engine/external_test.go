@@ -223,3 +223,57 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+// TestUnchangedStreamIsNotUpdated checks that ensureStream sends an update
+// only when a setting knc chooses has changed: replicas that start or
+// reload together then do not rewrite a stream while creating consumers.
+func TestUnchangedStreamIsNotUpdated(t *testing.T) {
+	nc, err := nats.Connect(startExternalNATS(t), nats.UserInfo("knc", "pass"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates, err := nc.SubscribeSync("$JS.API.STREAM.UPDATE.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := jetstream.StreamConfig{
+		Name: "s", Subjects: []string{"s.>"}, Description: "first",
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Discard: jetstream.DiscardNew,
+		Duplicates: duplicateWindow, MaxMsgs: -1, MaxBytes: -1,
+	}
+	changed := cfg
+	changed.Description = "second"
+	for i, step := range []struct {
+		cfg         jetstream.StreamConfig
+		wantUpdates int
+	}{{cfg, 1}, {cfg, 1}, {changed, 2}, {changed, 2}} {
+		if err := ensureStream(ctx, js, step.cfg); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		// Creating the stream is tried as an update first, so the first
+		// step sends one.
+		if n, _, err := updates.Pending(); err != nil || n != step.wantUpdates {
+			t.Errorf("after step %d: %d stream updates sent (%v), want %d", i, n, err, step.wantUpdates)
+		}
+	}
+	s, err := js.Stream(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.Description; got != "second" {
+		t.Errorf("description = %q, want the changed one", got)
+	}
+}

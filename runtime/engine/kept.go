@@ -70,7 +70,7 @@ func (k *keeper) ensure(ctx context.Context, namespace string) error {
 	if ok {
 		return nil
 	}
-	_, err := k.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err := ensureStream(ctx, k.js, jetstream.StreamConfig{
 		Name:        kept.StreamName(namespace),
 		Description: "kept letters of namespace " + namespace + ": deliveries that ended without success (knc dlq)",
 		Subjects:    kept.StreamSubjects(namespace),

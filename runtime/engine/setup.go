@@ -112,7 +112,7 @@ func (e *Engine) ensureStreams(ctx context.Context, src *pipeline.Source) ([]int
 	out.Subjects = src.Names().OutSubjects()
 	configs = append(configs, out)
 	for _, cfg := range configs {
-		if _, err := e.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := ensureStream(ctx, e.js, cfg); err != nil {
 			return nil, fmt.Errorf("setting up stream %s: %w", cfg.Name, err)
 		}
 	}
@@ -130,6 +130,36 @@ func (e *Engine) ensureStreams(ctx context.Context, src *pipeline.Source) ([]int
 		return nil, fmt.Errorf("listing the ingress streams of %s %s: %w", src.Kind(), src.Object().Key(), err)
 	}
 	return all, nil
+}
+
+// ensureStream creates the stream of cfg, or updates it when one of the
+// settings knc chooses differs. An update of an unchanged stream is not
+// sent: replicas starting or reloading together would otherwise rewrite
+// the stream's metadata at once while each creates its consumers, and
+// every reload would write it again for nothing.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	if s, err := js.Stream(ctx, cfg.Name); err == nil && sameStreamSettings(s.CachedInfo().Config, cfg) {
+		return nil
+	}
+	_, err := js.CreateOrUpdateStream(ctx, cfg)
+	return err
+}
+
+// sameStreamSettings reports whether have, a stream's configuration as
+// the server holds it (with its defaults filled in), has every setting
+// that knc chooses in want.
+func sameStreamSettings(have, want jetstream.StreamConfig) bool {
+	return have.Name == want.Name &&
+		have.Description == want.Description &&
+		slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention &&
+		have.Storage == want.Storage &&
+		have.Discard == want.Discard &&
+		have.Duplicates == want.Duplicates &&
+		max(have.Replicas, 1) == max(want.Replicas, 1) &&
+		have.MaxMsgs == want.MaxMsgs &&
+		have.MaxBytes == want.MaxBytes &&
+		have.MaxAge == want.MaxAge
 }
 
 func (e *Engine) consumerConfig(name string, filters []string, maxAckPending int) jetstream.ConsumerConfig {
