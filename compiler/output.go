@@ -92,6 +92,7 @@ func (r *Result) render(opts RenderOptions) error {
 		return r.rendered(out, diags, err)
 	}
 	if len(r.Units) == 1 && r.Units[0].OutputDir == "" {
+		ropts.Table = r.Units[0].Table
 		out, diags, err := render.Render(r.Units[0].Set, r.Config, ropts)
 		return r.rendered(out, diags, err)
 	}
@@ -101,6 +102,7 @@ func (r *Result) render(opts RenderOptions) error {
 	// can put two files at one path.
 	wrote := map[string]string{}
 	for _, u := range r.Units {
+		ropts.Table = u.Table
 		out, d, err := render.Render(u.Set, r.Config, ropts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", u.Name(), err)

@@ -144,6 +144,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := stage(StageSelect, func() error { return res.selectUnits(opts) }); err != nil {
 		return res, err
 	}
+	// The render stage writes the tables the routes stage compiled, so a
+	// build runs it even when no command asked for its options.
+	if opts.Routes == nil && opts.Render != nil {
+		opts.Routes = &RouteOptions{}
+	}
 	if opts.Routes != nil {
 		if err := stage(StageRoutes, func() error { return res.compileRoutes(*opts.Routes) }); err != nil {
 			return res, err

@@ -194,3 +194,40 @@ func TestBuildReportsChecksAndPoliciesTogether(t *testing.T) {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 }
+
+// TestBuildWritesTheRoutesStageTable checks that the render stage writes
+// the routing table the routes stage compiled, with the options a command
+// gave that stage, rather than compiling another.
+func TestBuildWritesTheRoutesStageTable(t *testing.T) {
+	const address = "http://orders.shop.test.example"
+	res, err := compiler.Build(context.Background(), compiler.Options{
+		Dir:   writeTree(t, fluxLayout),
+		Paths: []string{"apps/staging"},
+		Routes: &compiler.RouteOptions{Address: func(string) (func(*compiler.Reference) (string, bool), error) {
+			return func(r *compiler.Reference) (string, bool) { return address, r.Kind == "Service" && r.Name == "orders" }, nil
+		}},
+		Render: &compiler.RenderOptions{Image: "example.com/knc@sha256:" + strings.Repeat("0", 64), Version: version.Get(), Backends: plugins.Backends},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid() || res.Output == nil || res.Table == nil {
+		t.Fatalf("stopped at %q: %v %v", res.Stopped, res.Diagnostics, res.Later)
+	}
+	if got := res.Table.Brokers[0].Triggers[0].Subscriber.URI; got != address {
+		t.Fatalf("the routes stage resolved the subscriber to %q, want %q", got, address)
+	}
+	var tables int
+	for _, f := range res.Output.Files {
+		if !strings.Contains(string(f.Data), `"triggers"`) {
+			continue
+		}
+		tables++
+		if !strings.Contains(string(f.Data), address) {
+			t.Errorf("%s holds a routing table without the address the routes stage resolved", f.Path)
+		}
+	}
+	if tables == 0 {
+		t.Error("the output holds no routing table")
+	}
+}

@@ -44,6 +44,10 @@ type Options struct {
 	// Channels (backend.Backends, in a program); required. The caller
 	// hands them in so that the compiler never imports its back ends.
 	Backends backend.Provider
+	// Table is the routing table of set that the routes stage compiled;
+	// nil compiles it here. The pipeline hands in its own, so that the
+	// table a build writes is the one its routes stage checked.
+	Table *routing.Table
 }
 
 // ImageRepository is where knc's runtime image is published.
@@ -82,9 +86,12 @@ const (
 // errors, broken invariants, and a project plugin over opts.CUELimits (a
 // *cuelimit.Exceeded: its evaluation goes on, so the program should exit).
 func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.List, error) {
-	table, diags := routes.Compile(set, cfg)
-	if len(diags) > 0 {
-		return nil, diags.Sorted(), nil
+	table := opts.Table
+	if table == nil {
+		var diags diag.List
+		if table, diags = routes.Compile(set, cfg); len(diags) > 0 {
+			return nil, diags.Sorted(), nil
+		}
 	}
 	image := opts.Image
 	if image == "" && cfg.Runtime != nil {
@@ -108,8 +115,8 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 	if err != nil {
 		return nil, nil, err
 	}
-	if diags = append(diags, d...); len(diags) > 0 {
-		return nil, diags.Sorted(), nil
+	if len(d) > 0 {
+		return nil, d.Sorted(), nil
 	}
 	r := &renderer{set: set, cfg: cfg, table: table, registry: reg, byKey: map[objectKey]*placed{}, versionLabel: opts.Version.Label()}
 	// The complete table is needed only at the end; encoding it takes long
