@@ -116,6 +116,12 @@ func Start(opts ...Option) (_ *Env, err error) {
 	}
 
 	e.te = &envtest.Environment{
+		// envtest gives each process 20s to become ready and tries five
+		// times; on a loaded 2-core machine kube-apiserver has taken
+		// longer than that five times over. Readiness is polled, so a
+		// longer bound costs nothing when the machine is quiet.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
 		ControlPlane: envtest.ControlPlane{
 			Etcd: &envtest.Etcd{
 				Path:    filepath.Join(assets, "etcd"),
