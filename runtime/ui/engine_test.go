@@ -475,7 +475,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("Content-Security-Policy = %q, want default-src 'self'", csp)
 	}
-	for _, p := range []string{"/ui", "/ui/static/app.js", "/ui/static/app.css"} {
+	for _, p := range []string{"/ui", "/ui/static/app.js", "/ui/static/app.css", "/ui/static/layout.js"} {
 		_, body := get(t, s.url+p)
 		// The SVG namespace is a name, not a place anything is loaded from.
 		text := strings.ReplaceAll(string(body), "http://www.w3.org/2000/svg", "")
