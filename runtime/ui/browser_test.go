@@ -28,7 +28,7 @@ import (
 
 // browser starts a headless Chromium with a fresh profile, and nothing it
 // would fetch by itself.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browsertest.Chromium(t)),

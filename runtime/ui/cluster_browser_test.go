@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,7 @@ import (
 // from runtimeconfig's defaults through command.Apply and
 // command.ServeUI, with no graph of the project and no layout, so that
 // the page is drawn from the table alone, and laid out in the browser.
-func serveAsRuntime(t *testing.T, table *routing.Table) *served {
+func serveAsRuntime(t testing.TB, table *routing.Table) *served {
 	t.Helper()
 	c := runtimeconfig.New(runtimeconfig.Runtime)
 	var opts engine.Options
@@ -75,7 +76,7 @@ func serveAsRuntime(t *testing.T, table *routing.Table) *served {
 // (addresses of the cluster's Services), and returns that table and the
 // SVG knc graph -o svg draws of the example: its graph laid out by
 // layout.LayOutDOT, which is what knc-draw runs.
-func clusterExample(t *testing.T, name string) (*routing.Table, []byte) {
+func clusterExample(t testing.TB, name string) (*routing.Table, []byte) {
 	t.Helper()
 	res, err := compiler.Load(compiler.Options{Dir: filepath.Join("..", "..", "examples", name), Select: compiler.OneUnit, Command: "graph", Routes: &compiler.RouteOptions{}})
 	if err != nil {
@@ -100,7 +101,7 @@ func clusterExample(t *testing.T, name string) (*routing.Table, []byte) {
 
 // examples lists the directories of examples/, so that a new example is
 // checked without being named here.
-func examples(t *testing.T) []string {
+func examples(t testing.TB) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples"))
 	if err != nil {
@@ -336,4 +337,43 @@ func TestBrowserPageKeepsItsPolicy(t *testing.T) {
 	if n := elsewhere.Load(); n != 0 {
 		t.Errorf("the other origin was asked %d times", n)
 	}
+}
+
+// BenchmarkBrowserFirstDrawing loads, in Chromium, the page of the
+// largest example as the runtime's image serves it, and reports the time
+// from the start of the navigation to the first drawing (the page's
+// knc-drawn mark), the DOT laid out in the browser: the median of b.N
+// loads, each in a fresh browser. Run with -benchtime=5x.
+func BenchmarkBrowserFirstDrawing(b *testing.B) {
+	largest, most := "", -1
+	var table *routing.Table
+	for _, name := range examples(b) {
+		t, _ := clusterExample(b, name)
+		n := len(t.Brokers) + len(t.Channels) + len(t.PingSources)
+		for _, br := range t.Brokers {
+			n += len(br.Triggers)
+		}
+		for _, ch := range t.Channels {
+			n += len(ch.Subscriptions)
+		}
+		if n > most {
+			largest, most, table = name, n, t
+		}
+	}
+	s := serveAsRuntime(b, table)
+	var ms []float64
+	for b.Loop() {
+		ctx := browser(b)
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.admin+"/ui"), chromedp.WaitReady(`#graph svg`)); err != nil {
+			b.Fatal(err)
+		}
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName('knc-drawn')[0].startTime`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms = append(ms, v)
+	}
+	sort.Float64s(ms)
+	b.ReportMetric(ms[len(ms)/2], "ms-to-drawing")
+	b.Logf("examples/%s, %d objects: %v ms", largest, most, ms)
 }
