@@ -217,6 +217,29 @@ func checkPageDrawing(t *testing.T, ctx context.Context, base string) {
 	}
 }
 
+// TestBrowserPageOfATopologyTooLargeToLayOut loads, in Chromium, the
+// page of a runtime without a layout serving more Triggers than are laid
+// out: the page says why there is no drawing and how to get one, and its
+// table still lists every object.
+func TestBrowserPageOfATopologyTooLargeToLayOut(t *testing.T) {
+	ctx := browser(t)
+	ok, _, _ := subscribers(t)
+	s := serveAsRuntime(t, manyTriggers(topology.MaxLayoutNodes, ok))
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.admin+"/ui"),
+		chromedp.WaitVisible(`#routes tr[data-id="Trigger/mesh/t000"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	text := evaluate[string](t, ctx, `document.querySelector('#graph').textContent`)
+	if !strings.Contains(text, "too large to lay out") || !strings.Contains(text, "pick a part") {
+		t.Errorf("the drawing's place says %q, want why there is no drawing and to pick a part", text)
+	}
+	if rows := evaluate[int](t, ctx, `document.querySelectorAll('#routes tr[data-id]').length`); rows != topology.MaxLayoutNodes+1 {
+		t.Errorf("%d rows, want the Broker and its %d Triggers", rows, topology.MaxLayoutNodes)
+	}
+}
+
 // TestBrowserLayoutIsKncDraws lays out, in Chromium, the DOT a runtime
 // serves for each example, as the page does, and holds the SVG to the one
 // knc-draw writes of the same DOT: both run Graphviz 12.1.2, so that the

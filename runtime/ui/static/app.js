@@ -49,17 +49,21 @@ async function fetchOK(url) {
 
 // getDrawing fetches the drawing: {svg}, laid out by the runtime or, when
 // the runtime does not lay it out (501, the runtime's image), by the page
-// from the runtime's DOT; or {reason} when neither could, which the page
-// shows in the drawing's place.
+// from the runtime's DOT; or {reason} when neither could (a topology too
+// large to lay out, say), which the page shows in the drawing's place,
+// above the table that still lists every object.
 async function getDrawing() {
   const url = '/ui/graph.svg' + SELECTION;
   const r = await fetch(url, { cache: 'no-store' });
   if (r.status === 400) throw new SelectionError((await r.text()).trim());
   if (r.status !== 501) {
-    if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()));
+    if (!r.ok) return { reason: (await r.text()).trim() };
     return { svg: await r.text() };
   }
-  const dot = await (await fetchOK('/ui/graph.dot' + SELECTION)).text();
+  const d = await fetch('/ui/graph.dot' + SELECTION, { cache: 'no-store' });
+  if (d.status === 400) throw new SelectionError((await d.text()).trim());
+  if (!d.ok) return { reason: (await d.text()).trim() };
+  const dot = await d.text();
   try {
     return { svg: await layOutInBrowser(dot) };
   } catch (e) {
