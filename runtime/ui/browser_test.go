@@ -225,6 +225,21 @@ func TestBrowserShowsThePageWithoutDrawing(t *testing.T) {
 		return evaluate[string](t, ctx, cell(broker, "accepted")) == "2" &&
 			strings.HasPrefix(evaluate[string](t, ctx, `document.querySelector('#graph g.knc-node[data-id="`+broker+`"] text.knc-count').textContent`), "2 accepted")
 	})
+	// The boxes the browser laid out take the Ready colours and a click,
+	// as the runtime's do.
+	const trigger = "Trigger/quickstart/order-audit"
+	poll(t, "the Trigger's box to show it Ready", func() bool {
+		return evaluate[bool](t, ctx, `document.querySelector('#graph g.knc-node[data-id="`+trigger+`"]').classList.contains('knc-ready-True')`)
+	})
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#graph g.knc-node[data-id="`+trigger+`"]`),
+		chromedp.WaitVisible(`#details`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if title := evaluate[string](t, ctx, `document.getElementById('details-title').textContent`); title != "Trigger quickstart/order-audit" {
+		t.Errorf("a click on the Trigger's box shows the details of %q", title)
+	}
 }
 
 // countOverlaps is run in the page: the counts it writes under the boxes
