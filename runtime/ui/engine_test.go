@@ -490,6 +490,40 @@ func TestPageIsSelfContained(t *testing.T) {
 	}
 }
 
+// TestAssetsAreRevalidated: the page's script, style sheet and Graphviz
+// carry an entity tag, so that a browser that has them is answered 304
+// Not Modified rather than sent them again.
+func TestAssetsAreRevalidated(t *testing.T) {
+	ok, failing, _ := subscribers(t)
+	s := serve(t, shopTable(ok, failing), setup{})
+	for _, p := range []string{"/ui/static/app.js", "/ui/static/app.css", "/ui/static/layout.js", "/ui/static/graphviz/graphviz.js"} {
+		resp, err := http.Get(s.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tag := resp.Header.Get("ETag")
+		if resp.StatusCode != http.StatusOK || tag == "" || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("GET %s: %s, ETag %q, Cache-Control %q; want 200 with an entity tag, revalidated", p, resp.Status, tag, resp.Header.Get("Cache-Control"))
+			continue
+		}
+		req, err := http.NewRequest(http.MethodGet, s.url+p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("If-None-Match", tag)
+		again, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, again.Body)
+		again.Body.Close()
+		if again.StatusCode != http.StatusNotModified || n != 0 {
+			t.Errorf("GET %s again with its entity tag: %s and %d bytes, want 304 and none", p, again.Status, n)
+		}
+	}
+}
+
 // TestRecentEventsOffByDefault checks that no event is kept unless asked:
 // the page says so, and the engine is given no observer.
 func TestRecentEventsOffByDefault(t *testing.T) {

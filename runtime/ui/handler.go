@@ -3,7 +3,9 @@ package ui
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +95,11 @@ var ErrNoDrawing = errors.New("this runtime does not lay out its drawing: the pa
 type Handler struct {
 	in     Inputs
 	assets http.Handler
+	// assetTags are the entity tags of the assets, by their path below
+	// /ui/static/: a browser asks again with If-None-Match and is
+	// answered 304 Not Modified, rather than fetching the page's Graphviz
+	// (740 kB) at every load.
+	assetTags map[string]string
 
 	mu       sync.Mutex
 	drawnFor *routing.Table
@@ -161,7 +168,29 @@ func New(in Inputs) *Handler {
 	if err != nil {
 		panic(err) // the embedded directory is part of the source
 	}
-	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub)), layingOut: make(chan struct{}, 1)}
+	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub)), assetTags: entityTags(sub), layingOut: make(chan struct{}, 1)}
+}
+
+// entityTags returns the entity tag of each file of assets, by its path:
+// a digest of its content, which the binary fixes.
+func entityTags(assets fs.FS) map[string]string {
+	tags := map[string]string{}
+	err := fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(assets, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		tags[path] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		return nil
+	})
+	if err != nil {
+		panic(err) // the embedded directory is part of the source
+	}
+	return tags
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -176,6 +205,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/ui" || p == "/ui/":
 		h.serveAsset(w, r, "index.html")
 	case strings.HasPrefix(p, "/ui/static/"):
+		if tag, ok := h.assetTags[strings.TrimPrefix(p, "/ui/static/")]; ok {
+			w.Header().Set("ETag", tag)
+			w.Header().Set("Cache-Control", "no-cache")
+		}
 		h.assets.ServeHTTP(w, r)
 	case p == "/ui/graph.svg":
 		h.serveSVG(w, r)
