@@ -28,7 +28,7 @@ import (
 
 // browser starts a headless Chromium with a fresh profile, and nothing it
 // would fetch by itself.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browsertest.Chromium(t)),
@@ -197,8 +197,8 @@ func TestBrowserShowsTheLivePage(t *testing.T) {
 
 // TestBrowserShowsThePageWithoutDrawing loads, in Chromium, the page of
 // a runtime given no layout, as the runtime's own binary serves it: the
-// reason takes the drawing's place, and the table lists every node and
-// follows its counters.
+// page lays out the drawing itself, from the runtime's DOT, and the
+// drawing and the table follow the counters.
 func TestBrowserShowsThePageWithoutDrawing(t *testing.T) {
 	ctx := browser(t)
 	ok, _, received := subscribers(t)
@@ -208,24 +208,37 @@ func TestBrowserShowsThePageWithoutDrawing(t *testing.T) {
 	const broker = "Broker/quickstart/default"
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.admin+"/ui"),
+		chromedp.WaitVisible(`#graph g.knc-node[data-id="`+broker+`"]`),
 		chromedp.WaitVisible(`#routes tr[data-id="`+broker+`"]`),
 	); err != nil {
 		t.Fatal(err)
 	}
-	if text := evaluate[string](t, ctx, `document.querySelector('#graph').textContent`); !strings.Contains(text, "knc graph -o svg") {
-		t.Errorf("the drawing's place says %q, want the reason naming knc graph -o svg", text)
+	if boxes := evaluate[int](t, ctx, `document.querySelectorAll('#graph g.knc-node').length`); boxes != 7 {
+		t.Errorf("%d boxes of the drawing are the page's nodes, want the Broker, 3 Triggers, the Channel and 2 Subscriptions", boxes)
 	}
 	if rows := evaluate[int](t, ctx, `document.querySelectorAll('#routes tbody tr').length`); rows != 7 {
 		t.Errorf("%d rows, want the Broker, 3 Triggers, the Channel and 2 Subscriptions", rows)
 	}
 	send(t, s.url, "/brokers/quickstart/default", "com.example.order.created", 2)
 	poll(t, "the deliveries", func() bool { return received.Load() == 4 })
-	deadline := time.Now().Add(15 * time.Second)
-	for evaluate[string](t, ctx, cell(broker, "accepted")) != "2" {
-		if time.Now().After(deadline) {
-			t.Fatalf("accepted = %q, want 2", evaluate[string](t, ctx, cell(broker, "accepted")))
-		}
-		time.Sleep(20 * time.Millisecond)
+	poll(t, "the page to count them", func() bool {
+		return evaluate[string](t, ctx, cell(broker, "accepted")) == "2" &&
+			strings.HasPrefix(evaluate[string](t, ctx, `document.querySelector('#graph g.knc-node[data-id="`+broker+`"] text.knc-count').textContent`), "2 accepted")
+	})
+	// The boxes the browser laid out take the Ready colours and a click,
+	// as the runtime's do.
+	const trigger = "Trigger/quickstart/order-audit"
+	poll(t, "the Trigger's box to show it Ready", func() bool {
+		return evaluate[bool](t, ctx, `document.querySelector('#graph g.knc-node[data-id="`+trigger+`"]').classList.contains('knc-ready-True')`)
+	})
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#graph g.knc-node[data-id="`+trigger+`"]`),
+		chromedp.WaitVisible(`#details`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if title := evaluate[string](t, ctx, `document.getElementById('details-title').textContent`); title != "Trigger quickstart/order-audit" {
+		t.Errorf("a click on the Trigger's box shows the details of %q", title)
 	}
 }
 

@@ -9,7 +9,10 @@
 // attributes of the last events each route matched, never their data.
 //
 // Its script and style sheet are embedded: the page loads nothing from
-// elsewhere and works offline.
+// elsewhere and works offline. So is a WebAssembly Graphviz
+// (static/graphviz), with which the page lays out the drawing's DOT in
+// the browser when the runtime has no Draw, as the runtime's own binary,
+// which links no layout engine, has none.
 //
 // Like every runtime package, it must not import the compiler
 // (github.com/knc-dev/knc/compiler/...): it builds its graph from the

@@ -475,7 +475,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("Content-Security-Policy = %q, want default-src 'self'", csp)
 	}
-	for _, p := range []string{"/ui", "/ui/static/app.js", "/ui/static/app.css"} {
+	for _, p := range []string{"/ui", "/ui/static/app.js", "/ui/static/app.css", "/ui/static/layout.js"} {
 		_, body := get(t, s.url+p)
 		// The SVG namespace is a name, not a place anything is loaded from.
 		text := strings.ReplaceAll(string(body), "http://www.w3.org/2000/svg", "")
@@ -487,6 +487,40 @@ func TestPageIsSelfContained(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `src="/ui/static/app.js"`) {
 		t.Errorf("the page does not load its script:\n%s", b)
+	}
+}
+
+// TestAssetsAreRevalidated: the page's script, style sheet and Graphviz
+// carry an entity tag, so that a browser that has them is answered 304
+// Not Modified rather than sent them again.
+func TestAssetsAreRevalidated(t *testing.T) {
+	ok, failing, _ := subscribers(t)
+	s := serve(t, shopTable(ok, failing), setup{})
+	for _, p := range []string{"/ui/static/app.js", "/ui/static/app.css", "/ui/static/layout.js", "/ui/static/graphviz/graphviz.js"} {
+		resp, err := http.Get(s.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tag := resp.Header.Get("ETag")
+		if resp.StatusCode != http.StatusOK || tag == "" || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("GET %s: %s, ETag %q, Cache-Control %q; want 200 with an entity tag, revalidated", p, resp.Status, tag, resp.Header.Get("Cache-Control"))
+			continue
+		}
+		req, err := http.NewRequest(http.MethodGet, s.url+p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("If-None-Match", tag)
+		again, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, again.Body)
+		again.Body.Close()
+		if again.StatusCode != http.StatusNotModified || n != 0 {
+			t.Errorf("GET %s again with its entity tag: %s and %d bytes, want 304 and none", p, again.Status, n)
+		}
 	}
 }
 

@@ -3,7 +3,9 @@ package ui
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,13 @@ import (
 
 //go:embed static
 var static embed.FS
+
+// contentSecurityPolicy lets the page load nothing from elsewhere and run
+// no inline script, and nothing may frame it. 'wasm-unsafe-eval' lets its
+// scripts compile the WebAssembly Graphviz among its own assets, which
+// lays out the drawing when the runtime does not; it allows neither eval
+// nor a script from anywhere else.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"
 
 // DefaultInterval is how often the event stream sends the counters.
 const DefaultInterval = time.Second
@@ -61,14 +70,19 @@ type Inputs struct {
 // WriteSVG, which runs knc-draw and kills it when ctx ends, is one.
 type Draw func(ctx context.Context, w io.Writer, g *topology.Graph) error
 
-// ErrNoDrawing is the error of the drawing of a runtime given no Draw.
-var ErrNoDrawing = errors.New("this runtime does not draw the topology; the table below lists it, and `knc graph -o svg` draws it")
+// ErrNoDrawing is the error of the drawing of a runtime given no Draw, or
+// whose Draw has no layout engine to run (wrapped): the page then lays
+// out /ui/graph.dot itself, in the browser.
+var ErrNoDrawing = errors.New("this runtime does not lay out its drawing: the page lays out /ui/graph.dot in the browser, and `knc graph -o svg` draws it too")
 
 // Handler serves the page:
 //
 //	GET /ui                the page
 //	GET /ui/static/…       its script and style sheet
-//	GET /ui/graph.svg      the topology, drawn as knc graph -o svg draws it
+//	GET /ui/graph.svg      the topology, drawn as knc graph -o svg draws it;
+//	                       501 Not Implemented from a runtime that does not draw
+//	GET /ui/graph.dot      the same drawing before its layout, which the page
+//	                       lays out in the browser when the runtime does not
 //	GET /ui/api/topology   {"nodes": [...]}: every Broker, Channel, Trigger and Subscription
 //	GET /ui/api/state      {"nodes": {ID: {"ready": ..., "counts": ...}}}
 //	GET /ui/api/recent?id= the last events a route matched, when kept
@@ -81,6 +95,11 @@ var ErrNoDrawing = errors.New("this runtime does not draw the topology; the tabl
 type Handler struct {
 	in     Inputs
 	assets http.Handler
+	// assetTags are the entity tags of the assets, by their path below
+	// /ui/static/: a browser asks again with If-None-Match and is
+	// answered 304 Not Modified, rather than fetching the page's Graphviz
+	// (740 kB) at every load.
+	assetTags map[string]string
 
 	mu       sync.Mutex
 	drawnFor *routing.Table
@@ -106,6 +125,29 @@ type drawing struct {
 	done bool
 	svg  []byte
 	err  error
+
+	// dot is the drawing before its layout, written once.
+	dot struct {
+		once sync.Once
+		b    []byte
+		err  error
+	}
+}
+
+// DOT returns the drawing as the DOT knc-draw lays out, refusing, as the
+// layout on the server does, a topology too large to lay out: the browser
+// would spend as long on it.
+func (d *drawing) DOT() ([]byte, error) {
+	d.dot.once.Do(func() {
+		if err := topology.CheckSize(d.top.graph); err != nil {
+			d.dot.err = fmt.Errorf("%w; pick a part: a focus, some Brokers or some namespaces", err)
+			return
+		}
+		var buf bytes.Buffer
+		d.dot.err = topology.WriteDOT(&buf, d.top.graph)
+		d.dot.b = buf.Bytes()
+	})
+	return d.dot.b, d.dot.err
 }
 
 // New returns the handler of the page.
@@ -126,7 +168,29 @@ func New(in Inputs) *Handler {
 	if err != nil {
 		panic(err) // the embedded directory is part of the source
 	}
-	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub)), layingOut: make(chan struct{}, 1)}
+	return &Handler{in: in, assets: http.StripPrefix("/ui/static/", http.FileServerFS(sub)), assetTags: entityTags(sub), layingOut: make(chan struct{}, 1)}
+}
+
+// entityTags returns the entity tag of each file of assets, by its path:
+// a digest of its content, which the binary fixes.
+func entityTags(assets fs.FS) map[string]string {
+	tags := map[string]string{}
+	err := fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(assets, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		tags[path] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		return nil
+	})
+	if err != nil {
+		panic(err) // the embedded directory is part of the source
+	}
+	return tags
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -136,15 +200,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	// The page loads nothing from elsewhere, and nothing may frame it.
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
 	switch p := r.URL.Path; {
 	case p == "/ui" || p == "/ui/":
 		h.serveAsset(w, r, "index.html")
 	case strings.HasPrefix(p, "/ui/static/"):
+		if tag, ok := h.assetTags[strings.TrimPrefix(p, "/ui/static/")]; ok {
+			w.Header().Set("ETag", tag)
+			w.Header().Set("Cache-Control", "no-cache")
+		}
 		h.assets.ServeHTTP(w, r)
 	case p == "/ui/graph.svg":
 		h.serveSVG(w, r)
+	case p == "/ui/graph.dot":
+		h.serveDOT(w, r)
 	case p == "/ui/api/topology":
 		d, ok := h.requested(w, r)
 		if !ok {
@@ -327,6 +396,21 @@ func (h *Handler) serveSVG(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	_, _ = w.Write(svg)
+}
+
+func (h *Handler) serveDOT(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.requested(w, r)
+	if !ok {
+		return
+	}
+	dot, err := d.DOT()
+	if err != nil {
+		http.Error(w, "drawing the topology: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(dot)
 }
 
 // NodeState is what changes of a node while the table stays.

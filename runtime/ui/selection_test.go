@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knc-dev/knc/internal/topology"
 )
 
 // TestSelectionNarrowsThePage asks the page's drawing, topology and state
@@ -97,6 +99,22 @@ func TestSelectionNarrowsThePage(t *testing.T) {
 			if diff := cmp.Diff(tc.want, drawnIDs, cmpSorted); diff != "" {
 				t.Errorf("Brokers, Channels and routes drawn (-want +got):\n%s", diff)
 			}
+
+			// The same part before its layout, which the page lays out
+			// when the runtime does not.
+			code, dot := get(t, s.url+"/ui/graph.dot"+tc.query)
+			if code != http.StatusOK {
+				t.Fatalf("GET /ui/graph.dot%s: %d %s", tc.query, code, dot)
+			}
+			var dotIDs []string
+			for _, m := range dotNodeID.FindAllSubmatch(dot, -1) {
+				if id := string(m[1]); strings.HasPrefix(id, "Broker/") || strings.HasPrefix(id, "Channel/") || strings.HasPrefix(id, "Trigger/") || strings.HasPrefix(id, "Subscription/") {
+					dotIDs = append(dotIDs, id)
+				}
+			}
+			if diff := cmp.Diff(tc.want, dotIDs, cmpSorted); diff != "" {
+				t.Errorf("Brokers, Channels and routes in the DOT (-want +got):\n%s", diff)
+			}
 		})
 	}
 
@@ -111,13 +129,32 @@ func TestSelectionNarrowsThePage(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, path := range []string{"/ui/api/topology", "/ui/graph.svg", "/ui/api/state", "/ui/events"} {
+			for _, path := range []string{"/ui/api/topology", "/ui/graph.svg", "/ui/graph.dot", "/ui/api/state", "/ui/events"} {
 				code, b := get(t, s.url+path+tc.query)
 				if got := strings.TrimSpace(string(b)); code != http.StatusBadRequest || got != tc.want {
 					t.Errorf("GET %s%s: %d %q, want 400 %q", path, tc.query, code, got, tc.want)
 				}
 			}
 		})
+	}
+}
+
+// dotNodeID finds the ID of each node of the DOT topology.WriteDOT writes.
+var dotNodeID = regexp.MustCompile(`\[id="([^"]+)"`)
+
+// TestDOTOfATopologyTooLargeToLayOut: the DOT the page would lay out in
+// the browser is refused, as the layout on the server is, past the
+// layout's limits, saying to pick a part, which is then served.
+func TestDOTOfATopologyTooLargeToLayOut(t *testing.T) {
+	ok, _, _ := subscribers(t)
+	s := serve(t, manyTriggers(topology.MaxLayoutNodes, ok), setup{noDrawing: true})
+	code, b := get(t, s.url+"/ui/graph.dot")
+	if msg := string(b); code != http.StatusInternalServerError || !strings.Contains(msg, "too large to lay out") || !strings.Contains(msg, "pick a part") {
+		t.Errorf("GET /ui/graph.dot of %d Triggers: %d %s, want 500 saying it is too large and to pick a part", topology.MaxLayoutNodes, code, b)
+	}
+	code, b = get(t, s.url+"/ui/graph.dot?focus=Trigger/mesh/t007&depth=1")
+	if code != http.StatusOK || !strings.Contains(string(b), `id="Trigger/mesh/t007"`) {
+		t.Errorf("GET /ui/graph.dot of one Trigger's neighbourhood: %d %s", code, b)
 	}
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/knc-dev/knc/internal/knative"
@@ -150,12 +151,17 @@ func (b *tableGraph) pingSource(p *routing.PingSource) {
 }
 
 // ownDeadLetter reports whether a route's effective delivery has a
-// dead-letter sink other than its source's.
+// dead-letter sink of its own, which knc graph draws at the route. The
+// table holds the route's own delivery when it sets any field, else its
+// source's: a delivery unlike its source's is the route's own, and so is
+// its sink, even when it is the source's sink too. A delivery the route
+// sets equal to its source's in every field cannot be told from none, and
+// its sink is drawn at the source alone.
 func ownDeadLetter(route, source *routing.Delivery) bool {
 	if route == nil || route.DeadLetterSink == nil {
 		return false
 	}
-	return source == nil || describe(route.DeadLetterSink) != describe(source.DeadLetterSink)
+	return source == nil || !reflect.DeepEqual(*route, *source)
 }
 
 func (b *tableGraph) route(r *topology.Route, subscriber string) {

@@ -25,6 +25,7 @@ import (
 	"github.com/knc-dev/knc/internal/topology/drawing"
 	"github.com/knc-dev/knc/runtime/command"
 	"github.com/knc-dev/knc/runtime/engine"
+	"github.com/knc-dev/knc/runtime/ui"
 )
 
 // runFlags are knc run's flags: the runtime's settings, and how it
@@ -148,7 +149,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	var eng *engine.Engine
-	if err := command.ServeUI(&opts, c, func() *engine.Engine { return eng }, graphs.of, drawing.WriteSVG); err != nil {
+	if err := command.ServeUI(&opts, c, func() *engine.Engine { return eng }, graphs.of, drawPage); err != nil {
 		return err
 	}
 	tc, err := command.TracingConfig(c)
@@ -343,4 +344,15 @@ func fromKncYAML(c *runtimeconfig.Config, cfg *project.Config) {
 			c.TracingHeaders = headers
 		}
 	}
+}
+
+// drawPage lays out the live page's drawing with knc-draw. Without one it
+// answers ui.ErrNoDrawing, as the runtime's own binary does, so that the
+// page lays the drawing out in the browser instead.
+func drawPage(ctx context.Context, w io.Writer, g *topology.Graph) error {
+	err := drawing.WriteSVG(ctx, w, g)
+	if errors.Is(err, drawing.ErrNoDrawer) {
+		return fmt.Errorf("%w: %w", ui.ErrNoDrawing, err)
+	}
+	return err
 }

@@ -1,4 +1,5 @@
-// The live page of knc's runtime: the topology drawn by the runtime, each
+// The live page of knc's runtime: the topology drawn by the runtime, or by
+// the page from the runtime's DOT when the runtime does not draw, each
 // node's Ready condition, and its counters, which /ui/events sends again
 // whenever they change. Everything comes from the runtime itself.
 'use strict';
@@ -46,14 +47,60 @@ async function fetchOK(url) {
   return r;
 }
 
-// getDrawing fetches the drawing: {svg}, or {reason} from a runtime that
-// does not draw (501), which the page shows in the drawing's place.
-async function getDrawing(url) {
+// getDrawing fetches the drawing: {svg}, laid out by the runtime or, when
+// the runtime does not lay it out (501, the runtime's image), by the page
+// from the runtime's DOT; or {reason} when neither could (a topology too
+// large to lay out, say), which the page shows in the drawing's place,
+// above the table that still lists every object.
+async function getDrawing() {
+  const url = '/ui/graph.svg' + SELECTION;
   const r = await fetch(url, { cache: 'no-store' });
-  if (r.status === 501) return { reason: (await r.text()).trim() };
   if (r.status === 400) throw new SelectionError((await r.text()).trim());
-  if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()));
-  return { svg: await r.text() };
+  if (r.status !== 501) {
+    if (!r.ok) return { reason: (await r.text()).trim() };
+    return { svg: await r.text() };
+  }
+  const d = await fetch('/ui/graph.dot' + SELECTION, { cache: 'no-store' });
+  if (d.status === 400) throw new SelectionError((await d.text()).trim());
+  if (!d.ok) return { reason: (await d.text()).trim() };
+  const dot = await d.text();
+  try {
+    return { svg: await layOutInBrowser(dot) };
+  } catch (e) {
+    return { reason: 'The topology could not be laid out in this browser (' + e.message + '); the table below lists it, and `knc graph -o svg` draws it.' };
+  }
+}
+
+// LAYOUT_TIMEOUT_MS bounds a layout in the browser, as the runtime bounds
+// its own: a worker still busy then is ended.
+const LAYOUT_TIMEOUT_MS = 30000;
+
+// SVG_FONT_FAMILY is the font of the drawing's text, as knc-draw writes
+// it (internal/topology/layout's svgFontFamily): Verdana, whose widths
+// Graphviz sized the boxes by, or a face of like width.
+const SVG_FONT_FAMILY = 'Verdana,DejaVu Sans,Bitstream Vera Sans,sans-serif';
+
+// layOutInBrowser lays out dot with Graphviz's dot in a worker of its own
+// (layout.js), and returns the SVG as knc-draw writes it.
+function layOutInBrowser(dot) {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker('/ui/static/layout.js', { type: 'module' });
+    const timer = setTimeout(() => {
+      worker.terminate();
+      reject(new Error('it took longer than ' + LAYOUT_TIMEOUT_MS / 1000 + 's; pick a part: a focus, some Brokers or some namespaces'));
+    }, LAYOUT_TIMEOUT_MS);
+    const end = () => { clearTimeout(timer); worker.terminate(); };
+    worker.addEventListener('message', ev => {
+      end();
+      if (ev.data.error) reject(new Error(ev.data.error));
+      else resolve(ev.data.svg.replaceAll('font-family="Verdana"', 'font-family="' + SVG_FONT_FAMILY + '"'));
+    });
+    worker.addEventListener('error', ev => {
+      end();
+      reject(new Error(ev.message || 'the layout worker failed to start'));
+    });
+    worker.postMessage(dot);
+  });
 }
 
 async function getJSON(url) {
@@ -66,12 +113,14 @@ function loadTopology() {
     page.loading = (async () => {
       const [top, svg] = await Promise.all([
         getJSON('/ui/api/topology' + SELECTION),
-        getDrawing('/ui/graph.svg' + SELECTION),
+        getDrawing(),
       ]);
       page.nodes = top.nodes || [];
       page.recentEvents = top.recentEvents || 0;
       page.byId = new Map(page.nodes.map(n => [n.id, n]));
       drawGraph(svg);
+      // When the drawing first shows, for whoever measures the page.
+      if (performance.getEntriesByName('knc-drawn').length === 0) performance.mark('knc-drawn');
       buildTable();
       render();
       if (page.selected && !page.byId.has(page.selected)) select(null);
