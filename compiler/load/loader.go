@@ -596,6 +596,40 @@ func (c *chunk) parseYAML() {
 	if len(bytes.TrimSpace(c.text)) == 0 {
 		return
 	}
+	if !c.parsed && c.readCompact() {
+		return
+	}
+	c.parseYAMLv3()
+}
+
+// readCompact reads the chunk with the compact reader, straight into a
+// compacted document, and reports whether it did. It leaves to yaml.v3
+// whatever it does not read, and every document that is not a plain
+// object: a List, a kustomization, one without apiVersion or kind.
+func (c *chunk) readCompact() bool {
+	t := readCompact(c.text, c.offset)
+	if t == nil {
+		return false
+	}
+	root := node{t, 0}
+	if root.kind() != yaml.MappingNode {
+		return false
+	}
+	doc := &Document{File: c.file, tree: t, APIVersion: root.scalar("apiVersion"), Kind: root.scalar("kind")}
+	if doc.APIVersion == "" || doc.Kind == "" || strings.HasPrefix(doc.APIVersion, kustomizeGroup+"/") ||
+		doc.Kind == "List" && doc.APIVersion == "v1" {
+		return false
+	}
+	if md, ok := root.field("metadata"); ok {
+		doc.Name = md.scalar("name")
+		doc.Namespace = md.scalar("namespace")
+	}
+	c.docs = append(c.docs, doc)
+	return true
+}
+
+// parseYAMLv3 reads the chunk with yaml.v3.
+func (c *chunk) parseYAMLv3() {
 	if d, ok := c.invalidUTF8(); !ok {
 		c.diags = append(c.diags, d)
 		return

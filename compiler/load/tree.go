@@ -224,6 +224,19 @@ func (n node) field(seg string) (node, bool) {
 	return node{}, false
 }
 
+// scalar returns the text of the scalar under key, as the function
+// scalar does for yaml.v3 nodes: "" when it is null or not a scalar.
+func (n node) scalar(key string) string {
+	v, ok := n.field(key)
+	if !ok {
+		return ""
+	}
+	if v = v.resolve(); v.kind() != yaml.ScalarNode || v.tag() == "!!null" {
+		return ""
+	}
+	return v.value()
+}
+
 // key returns the key node under seg of a mapping.
 func (n node) key(seg string) (node, bool) {
 	n = n.resolve()
