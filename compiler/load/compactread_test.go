@@ -41,6 +41,7 @@ func flatten(n node, path string, out []flatNode) []flatNode {
 // It reports whether the compact reader read the chunk.
 func agreesWithYAMLv3(t *testing.T, text []byte, offset int) bool {
 	t.Helper()
+	treeAgreesWithYAMLv3(t, text, offset)
 	fast := &chunk{file: "in.yaml", text: text, offset: offset}
 	if !fast.readCompact() {
 		return false
@@ -65,6 +66,32 @@ func agreesWithYAMLv3(t *testing.T, text []byte, offset int) bool {
 		t.Fatalf("nodes (-yaml.v3 +compact reader):\n%s\n%q", diff, text)
 	}
 	return true
+}
+
+// treeAgreesWithYAMLv3 compares the compact reader's tree with yaml.v3's
+// for any mapping, object or not.
+func treeAgreesWithYAMLv3(t *testing.T, text []byte, offset int) {
+	t.Helper()
+	fast := readCompact(text, offset)
+	if fast == nil {
+		return
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		t.Fatalf("the compact reader read what yaml.v3 refuses: %v\n%q", err, text)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		t.Fatalf("yaml.v3 read no document\n%q", text)
+	}
+	shift(&root, offset)
+	c := &chunk{file: "in.yaml"}
+	if !c.normalise(&Document{File: c.file}, root.Content[0]) {
+		t.Fatalf("the compact reader read what the loader refuses: %v\n%q", c.diags, text)
+	}
+	slow := compact(root.Content[0], nil)
+	if diff := cmp.Diff(flatten(node{slow, 0}, "", nil), flatten(node{fast, 0}, "", nil)); diff != "" {
+		t.Fatalf("nodes (-yaml.v3 +compact reader):\n%s\n%q", diff, text)
+	}
 }
 
 const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n"
@@ -132,6 +159,7 @@ func FuzzCompactReaderAgreesWithYAMLv3(f *testing.F) {
 	f.Add(widget + "spec:\n  items: [1,1,1]\n")
 	f.Add(widget + "spec:\n  l:\n  - a: 1\n    b: [x, {y: 'z'}]\n  - 2\n")
 	f.Add(`{"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}}`)
+	f.Add("a: [1, {b: 'c'}]\nd:\n- e: f\n  g:\n  - 1\n")
 	for _, file := range testdataManifests(f) {
 		data, err := os.ReadFile(file)
 		if err != nil {
