@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -57,8 +58,10 @@ type compactReader struct {
 	text     strings.Builder
 	tagIndex map[string]uint16
 	// open holds the indexes of the children of the collections being
-	// read, each collection's run after those of its parents.
-	open []uint32
+	// read, each collection's run after those of its parents; the first
+	// pass measures it as openLen, at most maxOpen.
+	open             []uint32
+	openLen, maxOpen int
 }
 
 // readCompact returns the compact form of the chunk's document, or nil
@@ -77,6 +80,7 @@ func readCompact(src []byte, lineOffset int) (t *tree) {
 	r.fill = true
 	r.t = &tree{nodes: make([]cnode, 0, r.nodes), kids: make([]uint32, 0, r.nodes-1)}
 	r.text.Grow(r.textBytes)
+	r.open = make([]uint32, 0, r.maxOpen)
 	r.tagIndex = map[string]uint16{}
 	if !r.run() {
 		return nil
@@ -117,8 +121,7 @@ func plainText(src []byte) bool {
 // run reads the chunk's one document, and reports whether the compact
 // reader understood all of it.
 func (r *compactReader) run() (ok bool) {
-	r.pos, r.line, r.col, r.depth = 0, 1, 1, 0
-	r.open = r.open[:0]
+	r.pos, r.line, r.col, r.depth, r.openLen = 0, 1, 1, 0, 0
 	defer func() {
 		if v := recover(); v != nil {
 			if _, declined := v.(readerDeclined); !declined {
@@ -296,7 +299,7 @@ func (r *compactReader) blockMapping(line, col int, key []byte, keyStyle yaml.St
 	defer func() { r.depth-- }()
 	indent := col - 1
 	i := r.startCollection(yaml.MappingNode, "!!map", 0, line, col)
-	mark := len(r.open)
+	mark := r.mark()
 	for {
 		r.addKey(key, keyStyle, line, col)
 		r.blockValue(indent)
@@ -372,7 +375,7 @@ func (r *compactReader) blockSequence(parent int) uint32 {
 		r.decline()
 	}
 	i := r.startCollection(yaml.SequenceNode, "!!seq", 0, r.line, r.col)
-	mark := len(r.open)
+	mark := r.mark()
 	for {
 		r.advance(1) // the dash
 		r.skipSpaces()
@@ -426,7 +429,7 @@ func (r *compactReader) flowNode(indent int) uint32 {
 		kind, tag, closing = yaml.MappingNode, "!!map", '}'
 	}
 	i := r.startCollection(kind, tag, yaml.FlowStyle, r.line, r.col)
-	mark := len(r.open)
+	mark := r.mark()
 	r.advance(1)
 	for first := true; ; first = false {
 		r.flowSpace(indent)
@@ -620,6 +623,7 @@ func (r *compactReader) startCollection(kind yaml.Kind, tag string, style yaml.S
 // endCollection gives collection i the children added since mark.
 func (r *compactReader) endCollection(i uint32, mark int) {
 	if !r.fill {
+		r.openLen = mark
 		return
 	}
 	kids := r.open[mark:]
@@ -629,11 +633,23 @@ func (r *compactReader) endCollection(i uint32, mark int) {
 	r.open = r.open[:mark]
 }
 
+// mark returns where the children of a collection about to be read
+// start in open.
+func (r *compactReader) mark() int {
+	if r.fill {
+		return len(r.open)
+	}
+	return r.openLen
+}
+
 // child records node k as the next child of the innermost collection.
 func (r *compactReader) child(k uint32) {
 	if r.fill {
 		r.open = append(r.open, k)
+		return
 	}
+	r.openLen++
+	r.maxOpen = max(r.maxOpen, r.openLen)
 }
 
 func (r *compactReader) addKey(key []byte, style yaml.Style, line, col int) {
@@ -649,17 +665,35 @@ func (r *compactReader) addScalar(value []byte, style yaml.Style, line, col int)
 		r.textBytes += len(value)
 		return 0
 	}
-	tag := "!!str"
 	if style == 0 && string(value) == "<<" {
 		r.decline() // a merge key
 	}
-	if style == 0 {
-		// The tag yaml.v3 resolves a plain scalar to.
-		scratch := yaml.Node{Kind: yaml.ScalarNode, Value: string(value)}
-		tag = scratch.ShortTag()
+	i := r.addNode(yaml.ScalarNode, "!!str", style, value, line, col)
+	if style == 0 && (len(value) == 0 || mayResolve[value[0]]) {
+		// The tag yaml.v3 resolves a plain scalar to. The value is
+		// read from the text, which is never moved, rather than copied
+		// for every scalar.
+		n := &r.t.nodes[i]
+		scratch := yaml.Node{Kind: yaml.ScalarNode, Value: r.text.String()[n.value:]}
+		tag, ok := intern(r.tagIndex, &r.t.tags, scratch.ShortTag())
+		if !ok {
+			r.decline()
+		}
+		n.tag = tag
 	}
-	return r.addNode(yaml.ScalarNode, tag, style, value, line, col)
+	return i
 }
+
+// mayResolve holds the first characters of the plain scalars that
+// yaml.v3 may resolve to another tag than !!str (its resolve table):
+// signs, digits, dots and the first letters of null, true, false, yes,
+// no, on, off and ~.
+var mayResolve = func() (t [256]bool) {
+	for _, c := range "+-.0123456789yYnNtTfFoO~" {
+		t[c] = true
+	}
+	return t
+}()
 
 func (r *compactReader) addNode(kind yaml.Kind, tag string, style yaml.Style, value []byte, line, col int) uint32 {
 	if !r.fill {
@@ -737,6 +771,22 @@ func loaderAccepts(t *tree) bool {
 func scalarAccepted(n node, scratch *yaml.Node) bool {
 	if n.kind() != yaml.ScalarNode {
 		return true
+	}
+	// What Scalar takes without a second look, checked without boxing
+	// its result for every scalar of a large document.
+	switch n.tag() {
+	case "!!str", "!!null":
+		return true
+	case "!!bool":
+		if v := n.value(); v == "true" || v == "false" {
+			return true
+		}
+	case "!!int":
+		if v := n.value(); isCanonicalInt(v) {
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return true
+			}
+		}
 	}
 	*scratch = yaml.Node{Kind: yaml.ScalarNode, Style: yaml.Style(n.c().style), Tag: n.tag(), Value: n.value()}
 	_, err := Scalar(scratch)
