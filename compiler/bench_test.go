@@ -155,8 +155,9 @@ func BenchmarkLoadMemory(b *testing.B) {
 			input := inputBytes(b, dir)
 			b.ReportAllocs()
 			b.ResetTimer()
-			var live uint64
+			var live, allocated uint64
 			for b.Loop() {
+				allocatedBefore := totalAlloc()
 				res, err := Load(Options{Paths: []string{dir}, Dir: dir})
 				if err != nil {
 					b.Fatal(err)
@@ -165,13 +166,22 @@ func BenchmarkLoadMemory(b *testing.B) {
 					b.Fatalf("corpus is invalid: %v", res.Diagnostics[:min(3, len(res.Diagnostics))])
 				}
 				b.StopTimer()
+				allocated = max(allocated, totalAlloc()-allocatedBefore)
 				live = max(live, liveHeap())
 				runtime.KeepAlive(res)
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(live)/float64(input), "live-B/in-B")
+			b.ReportMetric(float64(allocated)/float64(input), "alloc-B/in-B")
 		})
 	}
+}
+
+// totalAlloc returns the bytes of heap objects allocated so far.
+func totalAlloc() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
 }
 
 // liveHeap collects garbage and returns the bytes of heap objects left.
