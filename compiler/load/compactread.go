@@ -30,8 +30,8 @@ import (
 // before it leaves a document to yaml.v3, which bounds its recursion.
 const maxCompactDepth = 200
 
-// maxSimpleKey is the longest key the compact reader reads: yaml.v3
-// refuses an implicit key longer than 1024 characters.
+// maxSimpleKey is the most bytes from a key's start to its colon that the
+// compact reader reads: yaml.v3 refuses more than 1024 characters.
 const maxSimpleKey = 1000
 
 // readerDeclined is panicked with, and recovered, when the compact
@@ -49,6 +49,8 @@ type compactReader struct {
 	// lineOffset is the number of lines before the chunk in its file.
 	lineOffset int
 	depth      int
+	// tokenStart is where the last scalar read starts.
+	tokenStart int
 
 	fill bool
 	// Counted in the first pass.
@@ -530,6 +532,7 @@ func (r *compactReader) flowSpace(indent int) {
 // value. A quoted scalar's value is copied only when it holds an escaped
 // quote.
 func (r *compactReader) scalarToken(flow bool) ([]byte, yaml.Style) {
+	r.tokenStart = r.pos
 	switch r.peek() {
 	case '"':
 		end := bytes.IndexAny(r.src[r.pos+1:], "\"\\\n")
@@ -604,9 +607,6 @@ func (r *compactReader) plainToken(flow bool) []byte {
 			end = p + 1
 		}
 	}
-	if end-start > maxSimpleKey {
-		r.decline()
-	}
 	r.advance(end - start)
 	return r.src[start:end]
 }
@@ -652,8 +652,9 @@ func (r *compactReader) child(k uint32) {
 	r.maxOpen = max(r.maxOpen, r.openLen)
 }
 
+// addKey adds a key that scalarToken read, up to its colon.
 func (r *compactReader) addKey(key []byte, style yaml.Style, line, col int) {
-	if len(key) > maxSimpleKey {
+	if r.pos-r.tokenStart > maxSimpleKey {
 		r.decline()
 	}
 	r.child(r.addScalar(key, style, line, col))

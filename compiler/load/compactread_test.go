@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -120,6 +121,9 @@ func TestCompactReaderAgreesWithYAMLv3(t *testing.T) {
 		{"resolved tags", widget + "spec:\n  a: 0x1F\n  b: 2001-12-14\n  c: .inf5\n  d: True\n  e: 010\n  f: 1_000\n  g: -.5\n", true},
 		{"non-ASCII", widget + "spec:\n  é: \"ü\"\n  x: [ä, ö]\n", true},
 		{"lines shifted", widget + "spec: {}\n", true},
+		{"long plain value", widget + "spec:\n  a: " + strings.Repeat("x", 5000) + "\n", true},
+		{"key too long", widget + "spec:\n  " + strings.Repeat("x", 1100) + ": 1\n", false},
+		{"quoted key too long", widget + "spec:\n  '" + strings.Repeat("''", 600) + "': 1\n", false},
 
 		{"anchor and alias", widget + "spec:\n  a: &x 1\n  b: *x\n", false},
 		{"merge key", widget + "spec:\n  a: {x: 1}\n  b:\n    <<: {y: 2}\n", false},
@@ -154,7 +158,8 @@ func TestCompactReaderAgreesWithYAMLv3(t *testing.T) {
 // FuzzCompactReaderAgreesWithYAMLv3 holds the compact reader to yaml.v3:
 // whatever document it reads, yaml.v3's reading accepts too, with the
 // same values, tags, styles, lines and columns. It is seeded with every
-// YAML and JSON file under the repository's testdata.
+// YAML and JSON file under the repository's testdata, and every one in
+// its testscript archives.
 func FuzzCompactReaderAgreesWithYAMLv3(f *testing.F) {
 	f.Add(widget + "spec:\n  items: [1,1,1]\n")
 	f.Add(widget + "spec:\n  l:\n  - a: 1\n    b: [x, {y: 'z'}]\n  - 2\n")
@@ -165,7 +170,16 @@ func FuzzCompactReaderAgreesWithYAMLv3(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(string(data))
+		if filepath.Ext(file) != ".txtar" {
+			f.Add(string(data))
+			continue
+		}
+		for _, member := range txtar.Parse(data).Files {
+			switch filepath.Ext(member.Name) {
+			case ".yaml", ".yml", ".json":
+				f.Add(string(member.Data))
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, c := range splitStream([]byte(text)) {
@@ -174,7 +188,7 @@ func FuzzCompactReaderAgreesWithYAMLv3(f *testing.F) {
 	})
 }
 
-// testdataManifests lists the YAML and JSON files of the module's
+// testdataManifests lists the YAML, JSON and txtar files of the module's
 // testdata directories, up to 64 KiB each.
 func testdataManifests(tb testing.TB) []string {
 	tb.Helper()
@@ -197,7 +211,7 @@ func testdataManifests(tb testing.TB) []string {
 			return nil
 		}
 		switch filepath.Ext(p) {
-		case ".yaml", ".yml", ".json":
+		case ".yaml", ".yml", ".json", ".txtar":
 		default:
 			return nil
 		}
