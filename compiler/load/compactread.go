@@ -572,7 +572,8 @@ func (r *compactReader) scalarToken(flow bool) ([]byte, yaml.Style) {
 }
 
 // plainToken reads a plain scalar up to the end of its line, a comment, a
-// colon and space, or in a flow collection a flow indicator or any colon.
+// colon and space, or in a flow collection a flow indicator, a question
+// mark (which ends it for yaml.v3) or any colon.
 func (r *compactReader) plainToken(flow bool) []byte {
 	switch b := r.peek(); b {
 	case '-':
@@ -600,7 +601,7 @@ func (r *compactReader) plainToken(flow bool) []byte {
 				break
 			}
 		}
-		if flow && (b == ',' || b == '[' || b == ']' || b == '{' || b == '}') {
+		if flow && (b == ',' || b == '?' || b == '[' || b == ']' || b == '{' || b == '}') {
 			break
 		}
 		if b != ' ' {
