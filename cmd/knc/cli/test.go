@@ -322,7 +322,7 @@ func printTestResults(w io.Writer, output string, files []*routetest.File, resul
 			if len(r.Explanations) > 0 {
 				msg += "\n" + strings.Join(r.Explanations, "\n")
 			}
-			diags = append(diags, diag.Diagnostic{Pos: r.Case.Pos, Message: msg})
+			diags = append(diags, diag.Diagnostic{Pos: r.Pos(), Message: msg})
 		}
 		printGitHubAnnotations(w, diags)
 	default:
@@ -332,8 +332,14 @@ func printTestResults(w io.Writer, output string, files []*routetest.File, resul
 			if r.Passed() {
 				continue
 			}
+			// A case's failure is at its line; a name no unit holds, at
+			// its line and column.
+			at := fmt.Sprintf("%s:%d", r.File.Path, r.Case.Pos.Line)
+			if r.Missing {
+				at = r.Pos().String()
+			}
 			for _, failure := range r.Failures {
-				fmt.Fprintf(&buf, "%s:%d: %s: %s\n", r.File.Path, r.Case.Pos.Line, caseHeader(r), failure)
+				fmt.Fprintf(&buf, "%s: %s: %s\n", at, caseHeader(r), failure)
 			}
 			for _, e := range r.Explanations {
 				fmt.Fprintf(&buf, "    %s\n", e)
