@@ -55,6 +55,13 @@ Subscription's to its spec.reply. destinations are the subscribers the
 event and its replies finally reach: their URLs, or KIND/NAMESPACE/NAME for
 a reference the repository cannot resolve.
 
+A case may start at a source instead of a Broker or Channel: with
+pingSource: NAMESPACE/NAME and no event, it sends the PingSource's own
+event; with source: KIND/NAMESPACE/NAME (an ApiServerSource, a
+ContainerSource, a SinkBinding, any source of another project) it sends
+the event the case gives, with the source's ceOverrides extensions set.
+Either enters at the source's sink.
+
 PATH is a manifest file or directory, as for 'knc validate' (the current
 directory by default), and is also searched for test files; a PATH that is
 a test file is read as one, and then only the test files given are run.
