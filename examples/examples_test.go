@@ -34,7 +34,7 @@ func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
 
 // examples lists every example; a new directory must be added here, and
 // TestEveryExampleIsTested checks that none is forgotten.
-var examples = []string{"quickstart", "multi-namespace", "plugin", "policies"}
+var examples = []string{"quickstart", "multi-namespace", "plugin", "policies", "sources"}
 
 func TestEveryExampleIsTested(t *testing.T) {
 	entries, err := os.ReadDir(".")
@@ -208,10 +208,55 @@ func applyExample(t *testing.T, c *cluster, name string) ([]*unstructured.Unstru
 	defer cancel()
 	objs := kustomize(t, buildExample(t, name))
 	mapping := renamespace(objs)
+	objs = append(knativeSourceCRDs(objs), objs...)
 	if err := c.Apply(ctx, objs, kubetest.ApplyOptions{FieldManager: "knc-examples-test", DryRunFirst: true}); err != nil {
 		t.Fatal(err)
 	}
 	return objs, mapping
+}
+
+// knativeSourceCRDs stands in for Knative's installation of its sources:
+// knc writes the CRDs of the kinds its runtime serves, and an
+// ApiServerSource or a ContainerSource is applied to a cluster where
+// Knative runs them, which has their CRDs. Each is one version, v1,
+// namespaced, with any fields, as schemaless as a test of knc's output
+// needs.
+func knativeSourceCRDs(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	have := map[string]bool{}
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			have[o.GetName()] = true
+		}
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if gvk.Group != "sources.knative.dev" || gvk.Version != "v1" {
+			continue
+		}
+		plural := strings.ToLower(gvk.Kind) + "s"
+		name := plural + "." + gvk.Group
+		if have[name] {
+			continue
+		}
+		have[name] = true
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1",
+			"kind":       "CustomResourceDefinition",
+			"metadata":   map[string]any{"name": name},
+			"spec": map[string]any{
+				"group": gvk.Group,
+				"scope": "Namespaced",
+				"names": map[string]any{"kind": gvk.Kind, "plural": plural, "singular": strings.ToLower(gvk.Kind), "listKind": gvk.Kind + "List"},
+				"versions": []any{map[string]any{
+					"name": "v1", "served": true, "storage": true,
+					"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+					"subresources": map[string]any{"status": map[string]any{}},
+				}},
+			},
+		}})
+	}
+	return out
 }
 
 // TestExamplesApply applies each example's output to a real API server.

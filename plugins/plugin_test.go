@@ -391,6 +391,13 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		{Source: routing.Source{Namespace: "b", Name: "to-a-uri"}, Sink: routing.Destination{URI: "http://example.com/"}},
 	}
 	firedIn := map[string]string{"into-c": "c", "to-a-uri": "b"}
+	// Any other source is carried by the table of its sink's namespace
+	// likewise, whose page draws it.
+	full.Sources = []routing.EventSource{
+		{Source: routing.Source{Namespace: "c", Name: "watch"}, APIVersion: "sources.knative.dev/v1", Kind: "ApiServerSource", SinkPath: "/channels/a/c"},
+		{Source: routing.Source{Namespace: "b", Name: "run"}, APIVersion: "sources.knative.dev/v1", Kind: "ContainerSource", Sink: routing.Destination{URI: "http://example.com/"}},
+	}
+	shownIn := map[string]string{"watch": "a", "run": "b"}
 	enc, err := plugins.NewTableEncoder(full)
 	if err != nil {
 		t.Fatal(err)
@@ -410,6 +417,11 @@ func TestTableEncoderNamespaces(t *testing.T) {
 		for _, p := range full.PingSources {
 			if firedIn[p.Name] == ns {
 				sub.PingSources = append(sub.PingSources, p)
+			}
+		}
+		for _, s := range full.Sources {
+			if shownIn[s.Name] == ns {
+				sub.Sources = append(sub.Sources, s)
 			}
 		}
 		for _, s := range full.Sequences {

@@ -34,6 +34,7 @@ type TableEncoder struct {
 	brokers   [][]byte
 	channels  [][]byte
 	pings     [][]byte
+	sources   [][]byte
 	sequences [][]byte
 	parallels [][]byte
 }
@@ -61,7 +62,7 @@ func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
 			return nil, fmt.Errorf("encoding routing table: %w", err)
 		}
 	}
-	// A table holds few PingSources: no need to spread them.
+	// A table holds few sources: no need to spread them.
 	e.pings = make([][]byte, len(t.PingSources))
 	for i := range t.PingSources {
 		b, err := compactJSON(&t.PingSources[i])
@@ -69,6 +70,14 @@ func NewTableEncoder(t *routing.Table) (*TableEncoder, error) {
 			return nil, fmt.Errorf("encoding routing table: %w", err)
 		}
 		e.pings[i] = b
+	}
+	e.sources = make([][]byte, len(t.Sources))
+	for i := range t.Sources {
+		b, err := compactJSON(&t.Sources[i])
+		if err != nil {
+			return nil, fmt.Errorf("encoding routing table: %w", err)
+		}
+		e.sources[i] = b
 	}
 	return e, nil
 }
@@ -79,7 +88,8 @@ func (e *TableEncoder) All() []byte {
 }
 
 // Namespace returns the table of the entries of ns, with the PingSources
-// its runtime fires (routing.PingSource.FiredIn).
+// its runtime fires (routing.PingSource.FiredIn) and the other sources
+// feeding it (routing.EventSource.ShownIn).
 func (e *TableEncoder) Namespace(ns string) []byte {
 	return e.assemble(func(n string) bool { return n == ns })
 }
@@ -102,6 +112,11 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	for i, p := range e.pings {
 		if keep(e.table.PingSources[i].FiredIn()) {
 			size += len(p) + 1
+		}
+	}
+	for i, s := range e.sources {
+		if keep(e.table.Sources[i].ShownIn()) {
+			size += len(s) + 1
 		}
 	}
 	for i, s := range e.sequences {
@@ -137,6 +152,7 @@ func (e *TableEncoder) assemble(keep func(namespace string) bool) []byte {
 	list("brokers", e.brokers, func(i int) string { return e.table.Brokers[i].Namespace })
 	list("channels", e.channels, func(i int) string { return e.table.Channels[i].Namespace })
 	list("pingSources", e.pings, func(i int) string { return e.table.PingSources[i].FiredIn() })
+	list("sources", e.sources, func(i int) string { return e.table.Sources[i].ShownIn() })
 	list("sequences", e.sequences, func(i int) string { return e.table.Sequences[i].Namespace })
 	list("parallels", e.parallels, func(i int) string { return e.table.Parallels[i].Namespace })
 	buf.WriteByte('}')

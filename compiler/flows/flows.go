@@ -42,7 +42,10 @@ func IngressChannel(o model.Object) (string, bool) {
 // Sequences and Parallels, each entry naming its owner. An object the
 // repository defines under a name a flow's controller would take is an
 // error: Knative's controller would refuse to adopt it, and knc would
-// route two objects under one name.
+// route two objects under one name. The exception is the flow's own
+// object as knc build wrote it, its spec-hash annotation that of the
+// spec the flow makes: the output of a build, read back (by knc validate
+// in CI, say), is the flow's and is taken as generated.
 func Expand(set *model.Set) diag.List {
 	var diags diag.List
 	owners := make([]*model.Entry, 0, len(set.Sequences)+len(set.Parallels))
@@ -64,6 +67,10 @@ func Expand(set *model.Set) diag.List {
 		for _, o := range objects {
 			key := model.KeyOf(o)
 			if other, ok := set.Index[key]; ok {
+				if other.Owner == nil && builtBy(other.Object, o) {
+					other.Owner = owner
+					continue
+				}
 				at := "at " + other.Doc.PosOf("").String()
 				if other.Owner != nil {
 					at = "by " + other.Owner.Key.String()
@@ -84,6 +91,13 @@ func Expand(set *model.Set) diag.List {
 		}
 	}
 	return diags
+}
+
+// builtBy reports whether defined is generated as knc build writes it:
+// the annotation knc build sets holds the hash of the spec generated has.
+func builtBy(defined, generated model.Object) bool {
+	hash, ok := defined.GetMetadata().Annotations[model.SpecHashAnnotation]
+	return ok && hash == model.SpecHash(model.Spec(generated)) && model.SpecHash(model.Spec(defined)) == hash
 }
 
 // newChannel returns a Channel of the flow's channel template, knc's

@@ -243,3 +243,53 @@ metadata: {name: s-kn-sequence-0, namespace: ns}
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 }
+
+// TestExpandTakesBackWhatBuildWrote: knc build writes a flow's Channels
+// and Subscriptions with the hash of their spec in knc.dev/spec-hash, and
+// its output read back (knc validate of the output, in CI) holds both the
+// flow and them. An object so annotated, whose spec is the one the flow
+// makes, is the flow's; one whose spec differs is still a taken name.
+func TestExpandTakesBackWhatBuildWrote(t *testing.T) {
+	const sequence = `apiVersion: flows.knative.dev/v1
+kind: Sequence
+metadata: {name: s, namespace: ns}
+spec:
+  steps:
+  - uri: http://one.example/
+`
+	load := func(manifests string) *compiler.Result {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(manifests), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.Load(compiler.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := load(sequence)
+	if !res.Valid() {
+		t.Fatal(res.Diagnostics)
+	}
+	g := flows.Sequence(res.Units[0].Set.Sequences[0])
+	hash := model.SpecHash(model.Spec(g.Channels[0]))
+	channel := func(spec string) string {
+		return "---\napiVersion: messaging.knative.dev/v1\nkind: Channel\nmetadata:\n  name: s-kn-sequence-0\n  namespace: ns\n  annotations: {knc.dev/spec-hash: \"" + hash + "\"}\n" + spec
+	}
+
+	res = load(sequence + channel(""))
+	if !res.Valid() {
+		t.Fatalf("the flow's own Channel, as built, is refused: %v", res.Diagnostics)
+	}
+	e := res.Units[0].Set.Index[model.KeyOf(g.Channels[0])]
+	if e == nil || !e.Generated() {
+		t.Errorf("the built Channel is not taken as the Sequence's: %+v", e)
+	}
+
+	res = load(sequence + channel("spec: {delivery: {retry: 1}}\n"))
+	if res.Stopped != compiler.StageFlows {
+		t.Errorf("a Channel whose spec is not the flow's, annotated as built: stopped at %q, want %q", res.Stopped, compiler.StageFlows)
+	}
+}

@@ -25,6 +25,7 @@ var goldenProjects = map[string]string{
 	"plugin":          "../../examples/plugin",
 	"edge-cases":      "testdata/projects/edge-cases",
 	"sources":         "testdata/projects/sources",
+	"sources-example": "../../examples/sources",
 }
 
 var formats = map[string]func(io.Writer, *topology.Graph) error{

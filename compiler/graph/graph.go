@@ -1,9 +1,6 @@
 package graph
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/redact"
@@ -108,7 +105,7 @@ func (b *builder) sequence(seq *model.Sequence) {
 	s.External = false
 	s.Class = channelClass(seq.Spec.ChannelTemplate)
 	for i := range seq.Spec.Steps {
-		r := b.part(s, "Step", i, len(seq.Spec.Steps))
+		r := topology.AddPart(s, topology.KindStep, i, len(seq.Spec.Steps))
 		r.Edges = append(r.Edges, b.edge(topology.Subscriber, &seq.Spec.Steps[i].Destination, ""))
 		if d := seq.Spec.Steps[i].Delivery; d != nil && d.DeadLetterSink != nil {
 			r.Edges = append(r.Edges, b.edge(topology.DeadLetter, d.DeadLetterSink, ""))
@@ -128,7 +125,7 @@ func (b *builder) parallel(par *model.Parallel) {
 	s.External = false
 	s.Class = channelClass(par.Spec.ChannelTemplate)
 	for i, br := range par.Spec.Branches {
-		r := b.part(s, "Branch", i, len(par.Spec.Branches))
+		r := topology.AddPart(s, topology.KindBranch, i, len(par.Spec.Branches))
 		if br.Filter != nil {
 			r.Edges = append(r.Edges, b.edge(topology.Filter, br.Filter, ""))
 		}
@@ -146,16 +143,6 @@ func (b *builder) parallel(par *model.Parallel) {
 			r.Edges = append(r.Edges, b.edge(topology.DeadLetter, br.Delivery.DeadLetterSink, ""))
 		}
 	}
-}
-
-// part adds the route of step or branch i of n to s. Its ID sorts in
-// order, since routes are drawn sorted by ID.
-func (b *builder) part(s *topology.Source, what string, i, n int) *topology.Route {
-	name := fmt.Sprintf("%d of %d", i+1, n)
-	id := fmt.Sprintf("%s/%0*d", s.ID, len(strconv.Itoa(n)), i+1)
-	r := &topology.Route{ID: id, Kind: what, Namespace: s.Namespace, Name: name}
-	s.Routes = append(s.Routes, r)
-	return r
 }
 
 func channelClass(t *model.ChannelTemplateSpec) string {

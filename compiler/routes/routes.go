@@ -48,7 +48,8 @@ type Options struct {
 }
 
 // Compile builds the routing table of the Brokers and Channels knc runs,
-// and of the PingSources it fires.
+// of the PingSources it fires, and of the other sources that send into
+// them or elsewhere.
 // The set must be valid; diagnostics report what still cannot be compiled.
 func Compile(set *model.Set, cfg *project.Config) (*routing.Table, diag.List) {
 	return CompileWith(set, cfg, Options{})
@@ -133,11 +134,20 @@ func CompileWith(set *model.Set, cfg *project.Config, opts Options) (*routing.Ta
 		t.Channels = append(t.Channels, rc)
 	}
 	for _, src := range set.Sources {
-		if ps, ok := src.(*model.PingSource); ok && ps.Spec.Sink != nil {
-			t.PingSources = append(t.PingSources, c.pingSource(ps))
+		if ps, ok := src.(*model.PingSource); ok {
+			if ps.Spec.Sink != nil {
+				t.PingSources = append(t.PingSources, c.pingSource(ps))
+			}
+			continue
+		}
+		if sink := src.GetSourceSpec().Sink; sink != nil && (sink.Ref != nil || sink.URI != nil) {
+			t.Sources = append(t.Sources, c.eventSource(src))
 		}
 	}
 	slices.SortFunc(t.PingSources, func(a, b routing.PingSource) int { return compareObjects(a.Source, b.Source) })
+	slices.SortFunc(t.Sources, func(a, b routing.EventSource) int {
+		return cmp.Or(compareObjects(a.Source, b.Source), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.APIVersion, b.APIVersion))
+	})
 	c.flows(t)
 	slices.SortFunc(t.Brokers, func(a, b routing.Broker) int { return compareObjects(a.Source, b.Source) })
 	slices.SortFunc(t.Channels, func(a, b routing.Channel) int { return compareObjects(a.Source, b.Source) })
@@ -171,25 +181,55 @@ func (c *Compiler) pingSource(ps *model.PingSource) routing.PingSource {
 		DataBase64:  s.DataBase64,
 		Sink:        c.destination(s.Sink),
 	}
-	if s.CEOverrides != nil && len(s.CEOverrides.Extensions) > 0 {
-		out.Extensions = s.CEOverrides.Extensions
+	out.Extensions = extensions(s.CEOverrides)
+	out.SinkPath = c.sinkPath(s.Sink)
+	return out
+}
+
+// eventSource is the entry of a source of another kind, which the runtime
+// does not run but draws, and knc test starts at.
+func (c *Compiler) eventSource(src model.Source) routing.EventSource {
+	tm, m, s := src.GetTypeMeta(), src.GetMetadata(), src.GetSourceSpec()
+	return routing.EventSource{
+		Source:     object(m, src),
+		APIVersion: tm.APIVersion,
+		Kind:       tm.Kind,
+		Extensions: extensions(s.CEOverrides),
+		Sink:       c.destination(s.Sink),
+		SinkPath:   c.sinkPath(s.Sink),
 	}
-	if r := s.Sink.Ref; r != nil && model.Str(s.Sink.URI) == "" {
-		key := model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-		if e, ok := c.set.Index[key]; ok {
-			switch o := e.Object.(type) {
-			case *model.Broker:
-				if ServesBroker(o) {
-					out.SinkPath = routing.BrokerPath(o.Metadata.Namespace, o.Metadata.Name)
-				}
-			case *model.Channel:
-				if ServesChannel(o) {
-					out.SinkPath = routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)
-				}
-			}
+}
+
+func extensions(o *model.CloudEventOverrides) map[string]string {
+	if o == nil || len(o.Extensions) == 0 {
+		return nil
+	}
+	return o.Extensions
+}
+
+// sinkPath is the path of the Broker or Channel knc runs that a sink
+// names alone, empty for any other sink.
+func (c *Compiler) sinkPath(sink *model.Destination) string {
+	r := sink.Ref
+	if r == nil || model.Str(sink.URI) != "" {
+		return ""
+	}
+	key := model.Key{Group: model.Group(r.APIVersion), Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+	e, ok := c.set.Index[key]
+	if !ok {
+		return ""
+	}
+	switch o := e.Object.(type) {
+	case *model.Broker:
+		if ServesBroker(o) {
+			return routing.BrokerPath(o.Metadata.Namespace, o.Metadata.Name)
+		}
+	case *model.Channel:
+		if ServesChannel(o) {
+			return routing.ChannelPath(o.Metadata.Namespace, o.Metadata.Name)
 		}
 	}
-	return out
+	return ""
 }
 
 // flows lists each Sequence and Parallel whose Channels knc runs with the

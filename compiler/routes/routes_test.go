@@ -160,6 +160,41 @@ metadata: {name: to-kafka}
 spec:
   sink:
     ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: kafka}
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata: {name: pods}
+spec:
+  mode: Reference
+  resources: [{apiVersion: v1, kind: Pod}]
+  ceOverrides: {extensions: {team: ops}}
+  sink:
+    ref: {apiVersion: messaging.knative.dev/v1, kind: Channel, name: default}
+---
+apiVersion: sources.knative.dev/v1
+kind: ContainerSource
+metadata: {name: pods}
+spec:
+  template:
+    spec:
+      containers: [{name: heartbeat, image: example.com/heartbeat}]
+  sink:
+    ref: {apiVersion: v1, kind: Service, name: svc}
+    uri: /beats
+---
+apiVersion: sources.knative.dev/v1
+kind: SinkBinding
+metadata: {name: bind}
+spec:
+  subject: {apiVersion: apps/v1, kind: Deployment, name: producer}
+  sink:
+    ref: {apiVersion: eventing.knative.dev/v1, kind: Broker, name: default}
+---
+apiVersion: sources.example.dev/v1
+kind: GitHubSource
+metadata: {name: repo}
+spec:
+  sink: {uri: "https://hooks.example.com/github"}
 `
 
 func TestCompile(t *testing.T) {
@@ -229,6 +264,27 @@ func TestCompile(t *testing.T) {
 				Source:   routing.Source{Namespace: "default", Name: "to-service"},
 				Schedule: "0 */2 * * *", DataBase64: "aGVsbG8=",
 				Sink: routing.Destination{URI: "http://svc.default.svc.example.internal/ping"},
+			},
+		},
+		// Every other source is listed with its kind and resolved sink,
+		// sorted by namespace, name and kind.
+		Sources: []routing.EventSource{
+			{
+				Source: routing.Source{Namespace: "default", Name: "bind"}, APIVersion: "sources.knative.dev/v1", Kind: "SinkBinding",
+				Sink: routing.Destination{URI: ingress + "/brokers/default/default"}, SinkPath: "/brokers/default/default",
+			},
+			{
+				Source: routing.Source{Namespace: "default", Name: "pods"}, APIVersion: "sources.knative.dev/v1", Kind: "ApiServerSource",
+				Extensions: map[string]string{"team": "ops"},
+				Sink:       routing.Destination{URI: ingress + "/channels/default/default"}, SinkPath: "/channels/default/default",
+			},
+			{
+				Source: routing.Source{Namespace: "default", Name: "pods"}, APIVersion: "sources.knative.dev/v1", Kind: "ContainerSource",
+				Sink: routing.Destination{URI: "http://svc.default.svc.example.internal/beats"},
+			},
+			{
+				Source: routing.Source{Namespace: "default", Name: "repo"}, APIVersion: "sources.example.dev/v1", Kind: "GitHubSource",
+				Sink: routing.Destination{URI: "https://hooks.example.com/github"},
 			},
 		},
 	}

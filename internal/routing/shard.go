@@ -107,6 +107,13 @@ func pack(t *Table, budget int) ([]*Table, error) {
 			return nil, err
 		}
 	}
+	for i := range t.Sources {
+		err := packEntry(&p, t.Sources[i], []struct{}(nil), func(*EventSource, struct{}) {},
+			func(s EventSource) { p.cur.Sources = append(p.cur.Sources, s) })
+		if err != nil {
+			return nil, err
+		}
+	}
 	for i := range t.Sequences {
 		err := packEntry(&p, t.Sequences[i], []struct{}(nil), func(*Sequence, struct{}) {},
 			func(s Sequence) { p.cur.Sequences = append(p.cur.Sequences, s) })
@@ -136,7 +143,7 @@ type packer struct {
 
 // entries counts the top-level entries of t.
 func (t *Table) entries() int {
-	return len(t.Brokers) + len(t.Channels) + len(t.PingSources) + len(t.Sequences) + len(t.Parallels)
+	return len(t.Brokers) + len(t.Channels) + len(t.PingSources) + len(t.Sources) + len(t.Sequences) + len(t.Parallels)
 }
 
 func (p *packer) flush() {
@@ -259,9 +266,10 @@ func Merge(parts []*Table) (*Table, error) {
 			}
 			have.Subscriptions = append(have.Subscriptions, c.Subscriptions...)
 		}
-		// A PingSource is small and never split; Validate refuses one in
+		// A source is small and never split; Validate refuses one in
 		// two parts.
 		out.PingSources = append(out.PingSources, p.PingSources...)
+		out.Sources = append(out.Sources, p.Sources...)
 		// A flow has no items to split: each is in one part.
 		out.Sequences = append(out.Sequences, p.Sequences...)
 		out.Parallels = append(out.Parallels, p.Parallels...)

@@ -12,7 +12,8 @@ import (
 )
 
 // largeTable has a Broker with triggers Triggers, a few small Brokers, a
-// Channel with subscriptions Subscriptions, 40 PingSources, and as many
+// Channel with subscriptions Subscriptions, 40 PingSources, 40 other
+// sources, and as many
 // Sequences and Parallels as a hundredth of Triggers.
 func largeTable(triggers, subscriptions int) *Table {
 	t := &Table{APIVersion: APIVersion, Kind: Kind}
@@ -48,6 +49,13 @@ func largeTable(triggers, subscriptions int) *Table {
 			Schedule: "*/5 * * * *", Timezone: "Europe/Paris", ContentType: "application/json", Data: fmt.Sprintf(`{"tick":%d}`, i),
 			Extensions: map[string]string{"team": "shop"},
 			Sink:       Destination{URI: "http://knc-ingress.shop.svc.cluster.local/brokers/shop/a"}, SinkPath: BrokerPath("shop", "a"),
+		})
+	}
+	for i := range 40 {
+		t.Sources = append(t.Sources, EventSource{
+			Source: Source{Namespace: "shop", Name: fmt.Sprintf("watch-%02d", i)}, APIVersion: "sources.knative.dev/v1", Kind: "ApiServerSource",
+			Extensions: map[string]string{"team": "shop"},
+			Sink:       Destination{URI: "http://knc-ingress.shop.svc.cluster.local/channels/shop/audit"}, SinkPath: ChannelPath("shop", "audit"),
 		})
 	}
 	for i := range triggers/100 + 1 {

@@ -32,6 +32,11 @@ type Table struct {
 	Channels []Channel `json:"channels,omitempty"`
 	// PingSources are the PingSources the runtime fires.
 	PingSources []PingSource `json:"pingSources,omitempty"`
+	// Sources are the event sources of every other kind (ApiServerSource,
+	// ContainerSource, SinkBinding, the sources of other projects), which
+	// the runtime does not run: the table names where their events enter,
+	// so that the runtime's page draws them and knc test starts at them.
+	Sources []EventSource `json:"sources,omitempty"`
 	// Sequences and Parallels route nothing of their own: the compiler
 	// made Channels and Subscriptions of them, listed above. They name
 	// those, so that the runtime reports a flow's status from its parts'.
@@ -162,10 +167,37 @@ type PingSource struct {
 	SinkPath string      `json:"sinkPath,omitempty"`
 }
 
+// EventSource is an event source that the runtime does not run: another
+// program (Knative's adapter, a container, a SinkBinding's subject) makes
+// its events and sends them to its sink with its extensions.
+type EventSource struct {
+	Source `json:",inline"`
+	// APIVersion and Kind are the object's, such as sources.knative.dev/v1
+	// ApiServerSource: any kind with the sources' duck type.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Extensions are spec.ceOverrides.extensions, which Knative's adapters
+	// set on every event they send.
+	Extensions map[string]string `json:"extensions,omitempty"`
+	// Sink and SinkPath are PingSource's: spec.sink resolved, and the path
+	// of the Broker or Channel of this table it names.
+	Sink     Destination `json:"sink"`
+	SinkPath string      `json:"sinkPath,omitempty"`
+}
+
+// Key returns "KIND/namespace/name": sources of two kinds may share a
+// name.
+func (s *EventSource) Key() string { return s.Kind + "/" + s.Source.Key() }
+
+// ShownIn is the namespace whose runtime's table carries s: that of the
+// Broker or Channel its SinkPath names, whose page draws the events
+// entering, or else s's own.
+func (s *EventSource) ShownIn() string { return sinkNamespace(s.SinkPath, s.Namespace) }
+
 // ForNamespace returns the part of t that the runtime of namespace ns
-// serves: its Brokers, Channels, Sequences and Parallels, and the
-// PingSources it fires (FiredIn). knc build writes one such table per
-// namespace.
+// serves: its Brokers, Channels, Sequences and Parallels, the
+// PingSources it fires (FiredIn) and the other sources feeding it
+// (ShownIn). knc build writes one such table per namespace.
 func (t *Table) ForNamespace(ns string) *Table {
 	out := &Table{APIVersion: t.APIVersion, Kind: t.Kind}
 	for _, b := range t.Brokers {
@@ -181,6 +213,11 @@ func (t *Table) ForNamespace(ns string) *Table {
 	for _, p := range t.PingSources {
 		if p.FiredIn() == ns {
 			out.PingSources = append(out.PingSources, p)
+		}
+	}
+	for _, s := range t.Sources {
+		if s.ShownIn() == ns {
+			out.Sources = append(out.Sources, s)
 		}
 	}
 	for _, s := range t.Sequences {
@@ -199,15 +236,19 @@ func (t *Table) ForNamespace(ns string) *Table {
 // FiredIn is the namespace whose runtime fires p: that of the Broker or
 // Channel its SinkPath names, whose ingress stream the events go to, or
 // else p's own.
-func (p *PingSource) FiredIn() string {
+func (p *PingSource) FiredIn() string { return sinkNamespace(p.SinkPath, p.Namespace) }
+
+// sinkNamespace is the namespace of the Broker or Channel a sinkPath
+// names, or own when it names none.
+func sinkNamespace(sinkPath, own string) string {
 	for _, prefix := range []string{"/brokers/", "/channels/"} {
-		if rest, ok := strings.CutPrefix(p.SinkPath, prefix); ok {
+		if rest, ok := strings.CutPrefix(sinkPath, prefix); ok {
 			if ns, _, ok := strings.Cut(rest, "/"); ok && ns != "" {
 				return ns
 			}
 		}
 	}
-	return p.Namespace
+	return own
 }
 
 // Filter is one entry of spec.filters; exactly one field is set.

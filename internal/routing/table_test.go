@@ -32,6 +32,11 @@ func sampleTable() *Table {
 			ContentType: "text/plain", DataBase64: "aGVsbG8=", Extensions: map[string]string{"team": "a"},
 			Sink: Destination{URI: "http://knc-ingress.default.svc.cluster.local/brokers/default/default"}, SinkPath: BrokerPath("default", "default"),
 		}},
+		Sources: []EventSource{{
+			Source: Source{Namespace: "default", Name: "pods"}, APIVersion: "sources.knative.dev/v1", Kind: "ApiServerSource",
+			Extensions: map[string]string{"team": "a"},
+			Sink:       Destination{URI: "http://knc-ingress.default.svc.cluster.local/channels/default/default"}, SinkPath: ChannelPath("default", "default"),
+		}},
 		Sequences: []Sequence{{Source: Source{Namespace: "default", Name: "seq"}, Channels: []string{"seq-kn-sequence-0"}, Subscriptions: []string{"seq-kn-sequence-0"}}},
 		Parallels: []Parallel{{Source: Source{Namespace: "default", Name: "par"}, Channel: "par-kn-parallel",
 			Branches: []Branch{{Channel: "par-kn-parallel-0", FilterSubscription: "par-kn-parallel-filter-0", Subscription: "par-kn-parallel-0"}}}},
@@ -90,6 +95,13 @@ func TestDecodeRejects(t *testing.T) {
 		}, `pingsource default/ping: sinkPath "/brokers/default/other" is no Broker or Channel of the table`},
 		{"pingsource without schedule", func(s string) string { return strings.Replace(s, `"schedule": "*/2 * * * *"`, `"schedule": ""`, 1) }, "pingsource default/ping: schedule is required"},
 		{"pingsource bad base64", func(s string) string { return strings.Replace(s, `"aGVsbG8="`, `"!!"`, 1) }, "pingsource default/ping: dataBase64"},
+		{"source sink path unknown", func(s string) string {
+			return strings.Replace(s, `"sinkPath": "/channels/default/default"`, `"sinkPath": "/channels/default/other"`, 1)
+		}, `source ApiServerSource/default/pods: sinkPath "/channels/default/other" is no Broker or Channel of the table`},
+		{"source without kind", func(s string) string { return strings.Replace(s, `"kind": "ApiServerSource"`, `"kind": ""`, 1) }, "source /default/pods: apiVersion and kind are required"},
+		{"source without sink", func(s string) string {
+			return strings.Replace(s, `"uri": "http://knc-ingress.default.svc.cluster.local/channels/default/default"`, `"uri": ""`, 1)
+		}, `source ApiServerSource/default/pods: sink: uri "" must be absolute`},
 		{"duplicate path", func(s string) string {
 			return strings.Replace(s, "/channels/default/default", "/brokers/default/default", 1)
 		}, `is already served by broker default/default`},

@@ -88,6 +88,25 @@ func (t *Table) Validate() error {
 			}
 		}
 	}
+	seen = map[string]bool{}
+	for i := range t.Sources {
+		es := &t.Sources[i]
+		where := "source " + es.Key()
+		errs = append(errs, es.Source.validate(where))
+		if es.APIVersion == "" || es.Kind == "" {
+			errs = append(errs, fmt.Errorf("%s: apiVersion and kind are required", where))
+		}
+		if seen[es.Key()] {
+			errs = append(errs, fmt.Errorf("%s: appears twice", where))
+		}
+		seen[es.Key()] = true
+		errs = append(errs, es.Sink.validate(where+": sink"))
+		if es.SinkPath != "" && t.Shard == nil {
+			if _, ok := paths[es.SinkPath]; !ok {
+				errs = append(errs, fmt.Errorf("%s: sinkPath %q is no Broker or Channel of the table", where, es.SinkPath))
+			}
+		}
+	}
 	for i := range t.Sequences {
 		sq := &t.Sequences[i]
 		where := "sequence " + sq.Key()

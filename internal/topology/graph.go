@@ -2,8 +2,10 @@ package topology
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 )
 
 // Status says how a part of a graph changed from a base revision. Graphs of
@@ -56,7 +58,23 @@ const (
 	KindSubscription = "Subscription"
 	// KindURI is the kind of a Sink given by a URI.
 	KindURI = "URI"
+	// KindStep and KindBranch are the routes of a Sequence and of a
+	// Parallel.
+	KindStep   = "Step"
+	KindBranch = "Branch"
 )
+
+// AddPart adds to s, a Sequence or a Parallel, the route of its step or
+// branch i of n (KindStep or KindBranch), named "I of N". Its ID sorts in
+// order, since routes are drawn sorted by ID: knc graph and the runtime's
+// page name the parts of a flow alike.
+func AddPart(s *Source, kind string, i, n int) *Route {
+	name := fmt.Sprintf("%d of %d", i+1, n)
+	id := fmt.Sprintf("%s/%0*d", s.ID, len(strconv.Itoa(n)), i+1)
+	r := &Route{ID: id, Kind: kind, Namespace: s.Namespace, Name: name}
+	s.Routes = append(s.Routes, r)
+	return r
+}
 
 // Source is where events enter: a Broker or a Channel, which routes them
 // (Routes), a Sequence or a Parallel, whose Routes are its steps or

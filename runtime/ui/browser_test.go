@@ -293,7 +293,7 @@ func TestBrowserLoadsEveryTopology(t *testing.T) {
 	var tops []example
 	// examples/plugin is left out: its Broker is of a class another
 	// plugin runs, so that knc run has nothing of it to serve.
-	for _, name := range []string{"quickstart", "multi-namespace", "policies"} {
+	for _, name := range []string{"quickstart", "multi-namespace", "policies", "sources"} {
 		table, g := localExample(t, name, ok)
 		tops = append(tops, example{name, table, g})
 	}

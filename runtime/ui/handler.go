@@ -83,7 +83,8 @@ var ErrNoDrawing = errors.New("this runtime does not lay out its drawing: the pa
 //	                       501 Not Implemented from a runtime that does not draw
 //	GET /ui/graph.dot      the same drawing before its layout, which the page
 //	                       lays out in the browser when the runtime does not
-//	GET /ui/api/topology   {"nodes": [...]}: every Broker, Channel, Trigger and Subscription
+//	GET /ui/api/topology   {"nodes": [...]}: every Broker, Channel, Trigger and Subscription,
+//	                       source, Sequence and Parallel with its steps or branches
 //	GET /ui/api/state      {"nodes": {ID: {"ready": ..., "counts": ...}}}
 //	GET /ui/api/recent?id= the last events a route matched, when kept
 //	GET /ui/events         the state as server-sent events, every Interval
@@ -453,10 +454,14 @@ func (h *Handler) state(sel topology.Selection) (*State, error) {
 	st := &State{Time: time.Now().UTC(), Nodes: make(map[string]*NodeState, len(d.top.nodes))}
 	for _, n := range d.top.nodes {
 		ns := &NodeState{}
-		if c := counts[n.ID]; c != nil {
+		counted := n.ID
+		if id, ok := d.top.countedAs[n.ID]; ok {
+			counted = id
+		}
+		if c := counts[counted]; c != nil {
 			ns.Counts = *c
 		}
-		ns.Kept = kept[n.ID]
+		ns.Kept = kept[counted]
 		if c := ready[nodeID(n.Kind, n.Namespace, n.Name)]; c != nil {
 			// Masked as status.Redacted masks a condition for /status.
 			cond := *c

@@ -11,7 +11,9 @@ import (
 	"github.com/knc-dev/knc/internal/topology"
 )
 
-// Node is one Broker, Channel, Trigger or Subscription of the page.
+// Node is one node of the page: a Broker, Channel, Trigger or
+// Subscription, an event source, or a Sequence or Parallel and their
+// steps and branches.
 type Node struct {
 	// ID is the node's ID in the drawing: KIND/NAMESPACE/NAME.
 	ID string `json:"id"`
@@ -21,7 +23,8 @@ type Node struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	// Source is the ID of a Trigger's Broker or a Subscription's Channel.
+	// Source is the ID of a Trigger's Broker, a Subscription's Channel, or
+	// a step's Sequence or a branch's Parallel.
 	Source string `json:"source,omitempty"`
 	// Filter is a Trigger's filter as one expression, empty when it passes
 	// every event.
@@ -38,6 +41,11 @@ type Node struct {
 type view struct {
 	graph *topology.Graph
 	nodes []Node
+	// countedAs maps the ID of a node the runtime counts under another
+	// object to that object's ID: a Sequence or Parallel is counted as
+	// its first Channel, a step or branch as the Subscription that
+	// delivers to its subscriber.
+	countedAs map[string]string
 }
 
 // buildView turns a routing table into the graph knc graph draws from a
@@ -48,25 +56,30 @@ func buildView(t *routing.Table, drawn *topology.Graph) *view {
 		sinks:   map[string]*topology.Sink{},
 	}
 	if t != nil {
-		b.addresses = map[string]string{}
-		for _, br := range t.Brokers {
-			if br.Address != "" {
-				b.addresses[br.Address] = nodeID(topology.KindBroker, br.Namespace, br.Name)
-			}
-		}
-		for _, ch := range t.Channels {
-			if ch.Address != "" {
-				b.addresses[ch.Address] = nodeID(topology.KindChannel, ch.Namespace, ch.Name)
-			}
-		}
+		b.index(t)
 		for i := range t.Brokers {
 			b.broker(&t.Brokers[i])
 		}
 		for i := range t.Channels {
-			b.channel(&t.Channels[i])
+			// A flow is drawn as its steps or branches, as knc graph
+			// draws it, not as the Channels it was compiled into.
+			if _, ok := b.flowChannels[t.Channels[i].Key()]; !ok {
+				b.channel(&t.Channels[i])
+			}
 		}
 		for i := range t.PingSources {
-			b.pingSource(&t.PingSources[i])
+			p := &t.PingSources[i]
+			b.producer(knative.SourcesV1, knative.KindPingSource, p.Source, &p.Sink)
+		}
+		for i := range t.Sources {
+			s := &t.Sources[i]
+			b.producer(s.APIVersion, s.Kind, s.Source, &s.Sink)
+		}
+		for i := range t.Sequences {
+			b.sequence(&t.Sequences[i])
+		}
+		for i := range t.Parallels {
+			b.parallel(&t.Parallels[i])
 		}
 	}
 	top := b.finish()
@@ -89,6 +102,16 @@ func (top *view) nameShort() {
 type tableGraph struct {
 	sources map[string]*topology.Source
 	sinks   map[string]*topology.Sink
+	// channels and subscriptions of the table, by NAMESPACE/NAME, which
+	// a flow names its parts by.
+	channels      map[string]*routing.Channel
+	subscriptions map[string]*routing.Subscription
+	// flowChannels are the Channels flows were compiled into, by
+	// NAMESPACE/NAME: the ID of the flow whose address the Channel is,
+	// else "".
+	flowChannels map[string]string
+	// countedAs is view.countedAs.
+	countedAs map[string]string
 	// filters and subscribers of the routes, by route ID.
 	filters     map[string]string
 	subscribers map[string]string
@@ -99,6 +122,57 @@ type tableGraph struct {
 }
 
 func nodeID(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// index finds the objects of t by name and by address. An address of a
+// flow's Channel is the flow's: a Trigger or a source sending to a
+// Sequence was compiled to send to its first Channel.
+func (b *tableGraph) index(t *routing.Table) {
+	b.addresses = map[string]string{}
+	b.channels = map[string]*routing.Channel{}
+	b.subscriptions = map[string]*routing.Subscription{}
+	b.flowChannels = map[string]string{}
+	for _, sq := range t.Sequences {
+		for i, name := range sq.Channels {
+			b.flowChannels[sq.Namespace+"/"+name] = ""
+			if i == 0 {
+				b.flowChannels[sq.Namespace+"/"+name] = sequenceID(sq.Namespace, sq.Name)
+			}
+		}
+	}
+	for _, p := range t.Parallels {
+		b.flowChannels[p.Namespace+"/"+p.Channel] = parallelID(p.Namespace, p.Name)
+		for _, br := range p.Branches {
+			b.flowChannels[p.Namespace+"/"+br.Channel] = ""
+		}
+	}
+	for _, br := range t.Brokers {
+		if br.Address != "" {
+			b.addresses[br.Address] = nodeID(topology.KindBroker, br.Namespace, br.Name)
+		}
+	}
+	for i := range t.Channels {
+		ch := &t.Channels[i]
+		b.channels[ch.Key()] = ch
+		for j := range ch.Subscriptions {
+			b.subscriptions[ch.Subscriptions[j].Key()] = &ch.Subscriptions[j]
+		}
+		id, ok := b.flowChannels[ch.Key()]
+		if !ok {
+			id = nodeID(topology.KindChannel, ch.Namespace, ch.Name)
+		}
+		if ch.Address != "" && id != "" {
+			b.addresses[ch.Address] = id
+		}
+	}
+}
+
+func sequenceID(namespace, name string) string {
+	return nodeID(knative.KindLabel(knative.GroupFlows, knative.KindSequence), namespace, name)
+}
+
+func parallelID(namespace, name string) string {
+	return nodeID(knative.KindLabel(knative.GroupFlows, knative.KindParallel), namespace, name)
+}
 
 func (b *tableGraph) broker(br *routing.Broker) {
 	s := b.source(topology.KindBroker, br.Source, br.Address, br.Path)
@@ -139,15 +213,85 @@ func (b *tableGraph) channel(ch *routing.Channel) {
 	}
 }
 
-// pingSource draws a PingSource feeding its sink, as knc graph draws an
-// event source: by kind and group, neither served nor external.
-func (b *tableGraph) pingSource(p *routing.PingSource) {
-	kind := knative.KindLabel(knative.GroupSources, knative.KindPingSource)
-	id := nodeID(kind, p.Namespace, p.Name)
-	s := &topology.Source{ID: id, Kind: knative.KindPingSource, Namespace: p.Namespace, Name: p.Name}
-	sink := p.Sink
-	s.Edges = append(s.Edges, b.edge(topology.SinkOf, &sink))
+// producer draws an event source feeding its sink, as knc graph draws
+// one: by kind and group, neither served nor external.
+func (b *tableGraph) producer(apiVersion, kind string, o routing.Source, sink *routing.Destination) {
+	id := nodeID(knative.KindLabel(apiGroup(apiVersion), kind), o.Namespace, o.Name)
+	s := &topology.Source{ID: id, Kind: kind, Namespace: o.Namespace, Name: o.Name}
+	s.Edges = append(s.Edges, b.edge(topology.SinkOf, sink))
 	b.sources[id] = s
+}
+
+// sequence draws a Sequence as knc graph does: a route per step, in
+// order, to the step's subscriber, with the step's own dead-letter sink;
+// the last step's reply is the Sequence's. The steps are read from the
+// Subscriptions the Sequence was compiled into.
+func (b *tableGraph) sequence(sq *routing.Sequence) {
+	s := &topology.Source{ID: sequenceID(sq.Namespace, sq.Name), Kind: knative.KindSequence, Namespace: sq.Namespace, Name: sq.Name}
+	b.sources[s.ID] = s
+	if len(sq.Channels) > 0 {
+		b.countAs(s.ID, nodeID(topology.KindChannel, sq.Namespace, sq.Channels[0]))
+	}
+	for i, name := range sq.Subscriptions {
+		r := topology.AddPart(s, topology.KindStep, i, len(sq.Subscriptions))
+		b.countAs(r.ID, nodeID(topology.KindSubscription, sq.Namespace, name))
+		sub := b.subscriptions[sq.Namespace+"/"+name]
+		if sub == nil {
+			continue
+		}
+		if sub.Subscriber != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Subscriber, sub.Subscriber))
+		}
+		r.Edges = b.deadLetter(sub.Delivery, r.Edges)
+		// Every other step replies to the next step's Channel.
+		if i == len(sq.Subscriptions)-1 && sub.Reply != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Reply, sub.Reply))
+		}
+		b.route(r, describe(sub.Subscriber))
+	}
+}
+
+// parallel draws a Parallel as knc graph does: a route per branch with
+// its filter, its subscriber, its reply and its own dead-letter sink. A
+// branch's filter Subscription sends to the filter, or straight to the
+// branch's Channel when the branch has none.
+func (b *tableGraph) parallel(p *routing.Parallel) {
+	s := &topology.Source{ID: parallelID(p.Namespace, p.Name), Kind: knative.KindParallel, Namespace: p.Namespace, Name: p.Name}
+	b.sources[s.ID] = s
+	b.countAs(s.ID, nodeID(topology.KindChannel, p.Namespace, p.Channel))
+	for i, br := range p.Branches {
+		r := topology.AddPart(s, topology.KindBranch, i, len(p.Branches))
+		b.countAs(r.ID, nodeID(topology.KindSubscription, p.Namespace, br.Subscription))
+		if f := b.subscriptions[p.Namespace+"/"+br.FilterSubscription]; f != nil && f.Subscriber != nil && !b.isChannel(f.Subscriber, p.Namespace, br.Channel) {
+			r.Edges = append(r.Edges, b.edge(topology.Filter, f.Subscriber))
+		}
+		sub := b.subscriptions[p.Namespace+"/"+br.Subscription]
+		if sub == nil {
+			continue
+		}
+		if sub.Subscriber != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Subscriber, sub.Subscriber))
+		}
+		if sub.Reply != nil {
+			r.Edges = append(r.Edges, b.edge(topology.Reply, sub.Reply))
+		}
+		r.Edges = b.deadLetter(sub.Delivery, r.Edges)
+		b.route(r, describe(sub.Subscriber))
+	}
+}
+
+func (b *tableGraph) countAs(id, counted string) {
+	if b.countedAs == nil {
+		b.countedAs = map[string]string{}
+	}
+	b.countedAs[id] = counted
+}
+
+// isChannel reports whether d is the address of the Channel
+// namespace/name of the table.
+func (b *tableGraph) isChannel(d *routing.Destination, namespace, name string) bool {
+	ch := b.channels[namespace+"/"+name]
+	return ch != nil && d.Ref == nil && ch.Address != "" && d.URI == ch.Address
 }
 
 // ownDeadLetter reports whether a route's effective delivery has a
@@ -267,7 +411,7 @@ func describe(d *routing.Destination) string {
 // finish places every node in its namespace, as knc graph places them.
 func (b *tableGraph) finish() *view {
 	g := topology.Assemble(b.sources, b.sinks)
-	top := &view{graph: g}
+	top := &view{graph: g, countedAs: b.countedAs}
 	for _, n := range g.Namespaces {
 		for _, s := range n.Sources {
 			top.nodes = append(top.nodes, Node{ID: s.ID, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Path: b.paths[s.ID]})

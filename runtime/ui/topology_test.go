@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/graph"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/topology"
 	"github.com/knc-dev/knc/internal/topology/layout"
@@ -54,16 +55,17 @@ func compileExample(t *testing.T, name string, address func(*model.KReference) (
 // TestTopologyDrawsAsKncGraph checks that the page's graph, built from
 // the routing table alone, is drawn as knc graph draws the project the
 // table was compiled from, but for what the table does not hold: the
-// class of a Channel. In examples/policies, Triggers name their Broker's
-// dead-letter sink in deliveries of their own, which knc graph draws at
-// each Trigger.
+// class of a Channel, or of the Channels of a Sequence or Parallel. In
+// examples/policies, Triggers name their Broker's dead-letter sink in
+// deliveries of their own, which knc graph draws at each Trigger.
 func TestTopologyDrawsAsKncGraph(t *testing.T) {
-	for _, name := range []string{"quickstart", "multi-namespace", "policies"} {
+	for _, name := range []string{"quickstart", "multi-namespace", "policies", "sources"} {
 		t.Run(name, func(t *testing.T) {
 			table, want := exampleTable(t, name)
 			for _, ns := range want.Namespaces {
 				for _, s := range ns.Sources {
-					if s.Kind == topology.KindChannel {
+					switch s.Kind {
+					case topology.KindChannel, knative.KindSequence, knative.KindParallel:
 						s.Class = ""
 					}
 				}

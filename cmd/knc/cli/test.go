@@ -55,6 +55,13 @@ Subscription's to its spec.reply. destinations are the subscribers the
 event and its replies finally reach: their URLs, or KIND/NAMESPACE/NAME for
 a reference the repository cannot resolve.
 
+A case may start at a source instead of a Broker or Channel: with
+pingSource: NAMESPACE/NAME and no event, it sends the PingSource's own
+event; with source: KIND/NAMESPACE/NAME (an ApiServerSource, a
+ContainerSource, a SinkBinding, any source of another project) it sends
+the event the case gives, with the source's ceOverrides extensions set.
+Either enters at the source's sink.
+
 PATH is a manifest file or directory, as for 'knc validate' (the current
 directory by default), and is also searched for test files; a PATH that is
 a test file is read as one, and then only the test files given are run.
@@ -322,7 +329,7 @@ func printTestResults(w io.Writer, output string, files []*routetest.File, resul
 			if len(r.Explanations) > 0 {
 				msg += "\n" + strings.Join(r.Explanations, "\n")
 			}
-			diags = append(diags, diag.Diagnostic{Pos: r.Case.Pos, Message: msg})
+			diags = append(diags, diag.Diagnostic{Pos: r.Pos(), Message: msg})
 		}
 		printGitHubAnnotations(w, diags)
 	default:
@@ -332,8 +339,14 @@ func printTestResults(w io.Writer, output string, files []*routetest.File, resul
 			if r.Passed() {
 				continue
 			}
+			// A case's failure is at its line; a name no unit holds, at
+			// its line and column.
+			at := fmt.Sprintf("%s:%d", r.File.Path, r.Case.Pos.Line)
+			if r.Missing {
+				at = r.Pos().String()
+			}
 			for _, failure := range r.Failures {
-				fmt.Fprintf(&buf, "%s:%d: %s: %s\n", r.File.Path, r.Case.Pos.Line, caseHeader(r), failure)
+				fmt.Fprintf(&buf, "%s: %s: %s\n", at, caseHeader(r), failure)
 			}
 			for _, e := range r.Explanations {
 				fmt.Fprintf(&buf, "    %s\n", e)

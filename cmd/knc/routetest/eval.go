@@ -2,6 +2,7 @@ package routetest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -44,16 +45,21 @@ type Evaluator struct {
 	brokers  map[string]*routing.Broker // by "namespace/name" and by address
 	channels map[string]*routing.Channel
 	pings    map[string]*routing.PingSource
+	sources  map[string]*routing.EventSource // by KIND/NAMESPACE/NAME
 	matchers map[*routing.Broker]*router.Matcher
 }
 
 // NewEvaluator indexes table.
 func NewEvaluator(table *routing.Table) *Evaluator {
 	ev := &Evaluator{table: table, brokers: map[string]*routing.Broker{}, channels: map[string]*routing.Channel{},
-		pings: map[string]*routing.PingSource{}, matchers: map[*routing.Broker]*router.Matcher{}}
+		pings: map[string]*routing.PingSource{}, sources: map[string]*routing.EventSource{}, matchers: map[*routing.Broker]*router.Matcher{}}
 	for i := range table.PingSources {
 		ps := &table.PingSources[i]
 		ev.pings[ps.Key()] = ps
+	}
+	for i := range table.Sources {
+		es := &table.Sources[i]
+		ev.sources[es.Key()] = es
 	}
 	for i := range table.Brokers {
 		b := &table.Brokers[i]
@@ -79,11 +85,15 @@ func (ev *Evaluator) Has(t Target) bool {
 		return ev.channels[t.key()] != nil
 	case KindPingSource:
 		return ev.pings[t.key()] != nil
+	case "Broker":
+		return ev.brokers[t.key()] != nil
 	}
-	return ev.brokers[t.key()] != nil
+	return ev.sources[t.sourceKey()] != nil
 }
 
-// Targets lists what the table holds of kind, for messages.
+// Targets lists what the table holds of kind, for messages: Brokers,
+// Channels and PingSources as NAMESPACE/NAME, other sources as
+// KIND/NAMESPACE/NAME, those of every kind.
 func (ev *Evaluator) Targets(kind string) []string {
 	var out []string
 	switch kind {
@@ -95,9 +105,16 @@ func (ev *Evaluator) Targets(kind string) []string {
 		for _, c := range ev.table.Channels {
 			out = append(out, c.Key())
 		}
-	default:
+	case "Broker":
 		for _, b := range ev.table.Brokers {
 			out = append(out, b.Key())
+		}
+	default:
+		for _, ps := range ev.table.PingSources {
+			out = append(out, KindPingSource+"/"+ps.Key())
+		}
+		for i := range ev.table.Sources {
+			out = append(out, ev.table.Sources[i].Key())
 		}
 	}
 	return out
@@ -123,20 +140,31 @@ func (ev *Evaluator) Evaluate(c *Case) (*Outcome, error) {
 	key := c.Target.key()
 	kind, e := c.Target.Kind, c.Event
 	var err error
-	if kind == KindPingSource {
-		// The event of a tick, sent into the sink: a Broker or Channel of
-		// the table, or a final destination.
-		ps := ev.pings[key]
-		if e, err = ping.NewEvent(ps, pingTick); err != nil {
-			return nil, err
+	if c.Target.IsSource() {
+		// The source's event, sent into its sink: a Broker or Channel of
+		// the table (a Sequence's or Parallel's is its first Channel), or
+		// a final destination.
+		var sink routing.Destination
+		if kind == KindPingSource {
+			ps := ev.pings[key]
+			if e, err = ping.NewEvent(ps, pingTick); err != nil {
+				return nil, err
+			}
+			sink = ps.Sink
+		} else {
+			es := ev.sources[c.Target.sourceKey()]
+			if e, err = withOverrides(c.Event, es.Extensions); err != nil {
+				return nil, fmt.Errorf("%s: ceOverrides: %w", c.Target, err)
+			}
+			sink = es.Sink
 		}
 		switch {
-		case ev.brokers[ps.Sink.URI] != nil && ps.Sink.Ref == nil:
-			kind, key = "Broker", ev.brokers[ps.Sink.URI].Key()
-		case ev.channels[ps.Sink.URI] != nil && ps.Sink.Ref == nil:
-			kind, key = "Channel", ev.channels[ps.Sink.URI].Key()
+		case ev.brokers[sink.URI] != nil && sink.Ref == nil:
+			kind, key = "Broker", ev.brokers[sink.URI].Key()
+		case ev.channels[sink.URI] != nil && sink.Ref == nil:
+			kind, key = "Channel", ev.channels[sink.URI].Key()
 		default:
-			tr.destinations[DestinationName(ps.Sink)] = true
+			tr.destinations[DestinationName(sink)] = true
 			kind = ""
 		}
 	}
@@ -181,6 +209,19 @@ func (ev *Evaluator) Evaluate(c *Case) (*Outcome, error) {
 	}
 	slices.Sort(out.Unused)
 	return out, nil
+}
+
+// withOverrides is e as a source with these ceOverrides sends it:
+// Knative's adapters set every extension on each event, replacing a value
+// the event had.
+func withOverrides(e *event.Event, extensions map[string]string) (*event.Event, error) {
+	out := e.Clone()
+	for _, name := range slices.Sorted(maps.Keys(extensions)) {
+		if err := out.Context.SetExtension(name, extensions[name]); err != nil {
+			return nil, fmt.Errorf("extension %s: %w", name, err)
+		}
+	}
+	return &out, nil
 }
 
 // trace follows one case's event and the replies it causes.

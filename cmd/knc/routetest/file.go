@@ -26,13 +26,17 @@ type File struct {
 	src   []byte
 }
 
-// Case is one event sent to one Broker or Channel, and what it must reach.
+// Case is one event sent to one Broker or Channel, or made by one source
+// and sent into its sink, and what it must reach.
 type Case struct {
 	Name string
 	Pos  diag.Pos
-	// Target is the Broker or Channel the event is sent to.
+	// Target is the Broker or Channel the event is sent to, or the source
+	// whose event it is.
 	Target Target
-	Event  *event.Event
+	// Event is the event the case sends; nil for a PingSource's case,
+	// which sends the PingSource's own.
+	Event *event.Event
 	// Expect is the exact set of Trigger or Subscription names reached, in
 	// the target's namespace; empty means none.
 	Expect []string
@@ -47,19 +51,35 @@ type Case struct {
 	node *yaml.Node
 }
 
-// Target names a Broker or Channel.
+// Target names a Broker or Channel, or a source.
 type Target struct {
-	Kind      string // "Broker" or "Channel"
+	// Kind is "Broker", "Channel", or the kind of a source, such as
+	// PingSource or ApiServerSource.
+	Kind      string
 	Namespace string
 	Name      string
+	// Pos is where the case names it.
+	Pos diag.Pos
 }
 
 func (t Target) String() string {
+	if t.IsSource() && t.Kind != KindPingSource {
+		return "source " + t.sourceKey()
+	}
 	return strings.ToLower(t.Kind) + " " + t.key()
 }
 
-// key is how the routing table keys a Broker or Channel (routing.Source.Key).
+// IsSource reports whether the case starts at an event source, whose
+// event enters at the source's sink.
+func (t Target) IsSource() bool { return t.Kind != "" && t.Kind != "Broker" && t.Kind != "Channel" }
+
+// key is how the routing table keys a Broker, Channel or PingSource
+// (routing.Source.Key).
 func (t Target) key() string { return t.Namespace + "/" + t.Name }
+
+// sourceKey is how the routing table keys another source
+// (routing.EventSource.Key): KIND/NAMESPACE/NAME.
+func (t Target) sourceKey() string { return t.Kind + "/" + t.key() }
 
 // fileShape is what a test file may hold; load.Decode reports every field
 // that does not fit, at its position.
@@ -72,6 +92,7 @@ type caseShape struct {
 	Broker       string         `json:"broker,omitempty"`
 	Channel      string         `json:"channel,omitempty"`
 	PingSource   string         `json:"pingSource,omitempty"`
+	Source       string         `json:"source,omitempty"`
 	Event        map[string]any `json:"event,omitempty" knc:"open"`
 	Expect       any            `json:"expect,omitempty" knc:"open"`
 	Replies      map[string]any `json:"replies,omitempty" knc:"open"`
@@ -110,11 +131,21 @@ func Parse(path string, src []byte, update bool) (*File, diag.List) {
 		}
 		c.Target = parseTarget(doc, at, cs, &diags)
 		switch {
-		case c.Target.Kind != KindPingSource:
+		case c.Target.Kind == KindPingSource:
+			if cs.Event != nil {
+				p := load.JoinKey(at, "event")
+				diags.Add(doc.PosOf(p), p, "a case that starts at a PingSource sends the event the PingSource sends; leave event out")
+			}
+		case c.Target.IsSource() && cs.Event == nil:
+			// Only a PingSource's events are known from its spec: an
+			// ApiServerSource's depend on the cluster, a ContainerSource's
+			// or a SinkBinding subject's on a program.
+			diags.Add(doc.PosOf(at), at, "a case that starts at %s %s needs the event it sends, which knc cannot make up: event: {type: ..., source: ...}", article(c.Target.Kind), c.Target.Kind)
+		case c.Target.Kind == "" && cs.Event == nil:
+			// Where the case starts is wrong already: whether it needs an
+			// event depends on what was meant.
+		default:
 			c.Event = parseEvent(doc, load.JoinKey(at, "event"), cs.Event, i, &diags)
-		case cs.Event != nil:
-			p := load.JoinKey(at, "event")
-			diags.Add(doc.PosOf(p), p, "a case that starts at a PingSource sends the event the PingSource sends; leave event out")
 		}
 		if cs.Expect != nil || !update {
 			c.Expect = parseNames(doc, load.JoinKey(at, "expect"), cs.Expect, &diags)
@@ -151,29 +182,58 @@ func parseTarget(doc *load.Document, at string, cs caseShape, diags *diag.List) 
 	var kind, ref, field string
 	n := 0
 	for _, t := range []struct{ kind, ref, field string }{
-		{"Broker", cs.Broker, "broker"}, {"Channel", cs.Channel, "channel"}, {KindPingSource, cs.PingSource, "pingSource"},
+		{"Broker", cs.Broker, "broker"}, {"Channel", cs.Channel, "channel"}, {KindPingSource, cs.PingSource, "pingSource"}, {"", cs.Source, "source"},
 	} {
 		if t.ref == "" {
 			continue
 		}
 		n++
 		if n > 1 {
-			diags.Add(doc.PosOf(load.JoinKey(at, t.field)), load.JoinKey(at, t.field), "a case starts at one of broker, channel or pingSource, not at %s and %s", field, t.field)
+			diags.Add(doc.PosOf(load.JoinKey(at, t.field)), load.JoinKey(at, t.field), "a case starts at one of broker, channel, pingSource or source, not at %s and %s", field, t.field)
 			return Target{}
 		}
 		kind, ref, field = t.kind, t.ref, t.field
 	}
 	if n == 0 {
-		diags.Add(doc.PosOf(at), at, "a case needs broker: NAMESPACE/NAME or channel: NAMESPACE/NAME, where the event is sent, or pingSource: NAMESPACE/NAME, whose event it is")
+		diags.Add(doc.PosOf(at), at, "a case needs broker: NAMESPACE/NAME or channel: NAMESPACE/NAME, where the event is sent, or pingSource: NAMESPACE/NAME or source: KIND/NAMESPACE/NAME, whose event it is")
 		return Target{}
+	}
+	p := load.JoinKey(at, field)
+	want := "NAMESPACE/NAME"
+	if kind == "" {
+		// source: KIND/NAMESPACE/NAME, as a destination of a test file
+		// names a reference.
+		want = "KIND/NAMESPACE/NAME, such as ApiServerSource/shop/pod-changes"
+		var rest string
+		var ok bool
+		if kind, rest, ok = strings.Cut(ref, "/"); ok && kind != "" && !strings.Contains(kind, ".") {
+			ref = rest
+		} else {
+			diags.Add(doc.PosOf(p), p, "%q: want %s", cs.Source, want)
+			return Target{}
+		}
+		if kind == "Broker" || kind == "Channel" {
+			diags.Add(doc.PosOf(p), p, "%q: a %s is no source; write %s: %s", cs.Source, kind, strings.ToLower(kind), ref)
+			return Target{}
+		}
 	}
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		p := load.JoinKey(at, field)
-		diags.Add(doc.PosOf(p), p, "%q: want NAMESPACE/NAME", ref)
+		if field == "source" {
+			ref = cs.Source
+		}
+		diags.Add(doc.PosOf(p), p, "%q: want %s", ref, want)
 		return Target{}
 	}
-	return Target{Kind: kind, Namespace: ns, Name: name}
+	return Target{Kind: kind, Namespace: ns, Name: name, Pos: doc.PosOf(p)}
+}
+
+// article is "a" or "an" before a kind's name.
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // parseEvent reads a CloudEvent written as in structured mode: attributes

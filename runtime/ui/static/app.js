@@ -175,10 +175,16 @@ function drawGraph(drawing) {
   }
 }
 
+// Routes deliver: a Trigger, a Subscription, a step of a Sequence or a
+// branch of a Parallel. Ingresses take events in: a Broker, a Channel, a
+// Sequence or a Parallel (through its first Channel).
+const ROUTE_KINDS = new Set(['Trigger', 'Subscription', 'Step', 'Branch']);
+const INGRESS_KINDS = new Set(['Broker', 'Channel', 'Sequence', 'Parallel']);
+
 function buildTable() {
   const body = document.querySelector('#routes tbody');
   const rows = page.nodes.map(n => {
-    const isRoute = n.kind === 'Trigger' || n.kind === 'Subscription';
+    const isRoute = ROUTE_KINDS.has(n.kind);
     const tr = el('tr', { 'data-id': n.id, class: isRoute ? 'route' : 'source' },
       el('td', { class: 'obj' }, el('span', { class: 'kind-label' }, n.kind), n.namespace + '/' + n.name),
       el('td', {}, el('span', { class: 'ready', 'data-field': 'ready' }, '…'), el('div', { class: 'message', 'data-field': 'message' })),
@@ -214,7 +220,7 @@ function render() {
       const t = g.querySelector('text.knc-count');
       if (t) {
         const c = s.counts;
-        t.textContent = n.kind === 'Broker' || n.kind === 'Channel'
+        t.textContent = INGRESS_KINDS.has(n.kind)
           ? (c.accepted || 0) + ' accepted · ' + (c.inFlight || 0) + ' in flight'
           : (c.delivered || 0) + ' delivered' + (c.deadLettered ? ' · ' + c.deadLettered + ' dead-lettered' : '') + (c.kept ? ' · ' + c.kept + ' kept' : '');
       }
