@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 )
@@ -38,8 +40,19 @@ type Options struct {
 	// Exclude holds extra path.Match patterns relative to Dir.
 	Exclude []string
 	// Dir is the directory relative paths are taken from; empty means the
-	// process's working directory.
+	// process's working directory, or with FS its top.
 	Dir string
+	// FS, when set, is what the build reads instead of the disk: a
+	// project or repository whose top is the top of FS, such as an
+	// fstest.MapFS or a git revision. Dir is then a slash-separated path
+	// in FS, and Paths, ConfigFile, Exclude and Policies.Dirs are taken
+	// relative to Dir, or from the top of FS when they start with a
+	// slash. No stage touches the disk; files read as they would on a
+	// disk at FSMount, so that diagnostics name them relative to Dir as
+	// for a build from the disk, and Unit.Files are paths below FSMount.
+	// Symbolic links are FS's own (fs.ReadLinkFS), held to the same
+	// rules as on the disk.
+	FS fs.FS
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// CUELimits bound the evaluation of each CUE manifest; the zero value
@@ -121,9 +134,11 @@ type Result struct {
 	// cueLimits bound each CUE evaluation of the later stages.
 	cueLimits cuelimit.Limits
 	// dir is the directory relative paths were taken from, paths the
-	// paths as given.
+	// paths as given, or with Options.FS as they lie in it.
 	dir   string
 	paths []string
+	// fs is what the build read.
+	fs inputfs.FS
 }
 
 // Unit is a set of objects that is deployed together, and so checked
@@ -246,10 +261,10 @@ func below(file string, dirs []string) string {
 // sourceRoot is the directory a kustomization may read files from, as the
 // root of a Flux source: the top of its git work tree, else the working
 // directory when the kustomization lies below it.
-func sourceRoot(dir, kustomization string) string {
+func sourceRoot(fsys inputfs.FS, dir, kustomization string) string {
 	k := absPath(kustomization)
 	for d := k; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+		if _, err := fsys.Stat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
 		if filepath.Dir(d) == d {
@@ -307,17 +322,20 @@ func merge(units []*Unit) *model.Set {
 // start when Options.Dir is empty.
 func workingDir() (string, error) { return os.Getwd() }
 
-// isFile reports whether p exists and is not a directory.
-func isFile(p string) bool {
-	info, err := os.Stat(p)
+// isFile reports whether p exists in fsys and is not a directory.
+func isFile(fsys inputfs.FS, p string) bool {
+	info, err := fsys.Stat(p)
 	return err == nil && !info.IsDir()
 }
 
-// isDir reports whether p is a directory.
-func isDir(p string) bool {
-	info, err := os.Stat(p)
+// isDir reports whether p is a directory of fsys.
+func isDir(fsys inputfs.FS, p string) bool {
+	info, err := fsys.Stat(p)
 	return err == nil && info.IsDir()
 }
+
+// FSMount is where a build over Options.FS sees the top of FS.
+var FSMount = string(filepath.Separator)
 
 func absPath(p string) string {
 	a, err := filepath.Abs(p)

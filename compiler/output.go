@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/compiler/render/argocd"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/version"
 )
 
@@ -156,7 +157,7 @@ func (r *Result) Root() string {
 	if len(r.paths) > 0 && r.paths[0] != StdinPath {
 		root = r.paths[0]
 	}
-	if isFile(root) {
+	if isFile(inputfs.Or(r.fs), root) {
 		root = filepath.Dir(root)
 	}
 	return root
