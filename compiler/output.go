@@ -86,7 +86,7 @@ func (r *Result) compileRoutes(opts RouteOptions) error {
 // written as a whole. What stops the build goes to r.Later; warnings to
 // r.Output.Warnings.
 func (r *Result) render(opts RenderOptions) error {
-	ropts := render.Options{Image: opts.Image, Version: opts.Version, Root: r.Root(), CUELimits: r.cueLimits, Backends: opts.Backends}
+	ropts := render.Options{Image: opts.Image, Version: opts.Version, Root: r.Root(), FS: r.fs, CUELimits: r.cueLimits, Backends: opts.Backends}
 	if len(r.Units) == 0 {
 		// Nothing to deploy: the build of an empty set.
 		out, diags, err := render.Render(r.Set, r.Config, ropts)

@@ -69,7 +69,7 @@ func (f *readOnlyFS) secure(op, path string) error {
 		if err != nil {
 			return &constraintError{op, path, fmt.Errorf("evalsymlink failure on '%s': %w", path, err)}
 		}
-		if !f.IsDir(evaluated) {
+		if info, err := f.fs.Stat(evaluated); err != nil || !info.IsDir() {
 			evaluated = filepath.Dir(evaluated)
 		}
 		d = filesys.ConfirmedDir(evaluated)
