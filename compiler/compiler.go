@@ -51,8 +51,12 @@ type Options struct {
 	// disk at FSMount, so that diagnostics name them relative to Dir as
 	// for a build from the disk, and Unit.Files are paths below FSMount.
 	// Symbolic links are FS's own (fs.ReadLinkFS), held to the same
-	// rules as on the disk.
+	// rules as on the disk: a link out of FS leads to nothing.
 	FS fs.FS
+	// FSMount is the absolute directory where the build sees the top of
+	// FS; empty means DefaultFSMount. A file outside Dir is named by its
+	// path there, which a caller can then rename.
+	FSMount string
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// CUELimits bound the evaluation of each CUE manifest; the zero value
@@ -334,8 +338,9 @@ func isDir(fsys inputfs.FS, p string) bool {
 	return err == nil && info.IsDir()
 }
 
-// FSMount is where a build over Options.FS sees the top of FS.
-var FSMount = string(filepath.Separator)
+// DefaultFSMount is where a build over Options.FS sees the top of FS,
+// unless Options.FSMount says otherwise.
+var DefaultFSMount = string(filepath.Separator)
 
 func absPath(p string) string {
 	a, err := filepath.Abs(p)

@@ -158,7 +158,7 @@ func buildBoth(t *testing.T, files, links map[string]string, dir string, paths [
 	if err != nil {
 		t.Fatalf("build over the fs.FS: %v", err)
 	}
-	return disk, summary(t, res, compiler.FSMount)
+	return disk, summary(t, res, compiler.DefaultFSMount)
 }
 
 // TestBuildOverMapFS runs the whole pipeline, routes and render included,

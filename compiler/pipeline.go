@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -249,11 +250,15 @@ func locate(opts Options) (*source, error) {
 	return &source{dir: dir, paths: paths, abs: abs, cfgFile: cfgFile, budget: load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes), fs: inputfs.Disk}, nil
 }
 
-// locateInFS is locate for a build over opts.FS, seen at FSMount: every
+// locateInFS is locate for a build over opts.FS, seen at its mount: every
 // path is made absolute there, as no working directory is involved.
 func locateInFS(opts Options) (*source, error) {
-	fsys := inputfs.Mount(opts.FS, FSMount)
-	dir := inFS(FSMount, opts.Dir)
+	mount := cmp.Or(opts.FSMount, DefaultFSMount)
+	if !filepath.IsAbs(mount) {
+		return nil, fmt.Errorf("FSMount %q is not an absolute directory", mount)
+	}
+	fsys := inputfs.Mount(opts.FS, mount)
+	dir := inFS(mount, mount, opts.Dir)
 	paths := opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -262,12 +267,12 @@ func locateInFS(opts Options) (*source, error) {
 	for i, p := range paths {
 		abs[i] = p
 		if p != StdinPath {
-			abs[i] = inFS(dir, p)
+			abs[i] = inFS(mount, dir, p)
 		}
 	}
 	var cfgFile string
 	if opts.ConfigFile != "" {
-		cfgFile = inFS(dir, opts.ConfigFile)
+		cfgFile = inFS(mount, dir, opts.ConfigFile)
 	} else {
 		start := abs[0]
 		if isFile(fsys, start) {
@@ -283,10 +288,10 @@ func locateInFS(opts Options) (*source, error) {
 }
 
 // inFS is the slash-separated path p of Options.FS, relative to dir or,
-// starting with a slash, to the top, as a path below FSMount.
-func inFS(dir, p string) string {
+// starting with a slash, to the top, as a path below mount.
+func inFS(mount, dir, p string) string {
 	if path.IsAbs(p) {
-		return filepath.Join(FSMount, filepath.FromSlash(p))
+		return filepath.Join(mount, filepath.FromSlash(p))
 	}
 	return filepath.Join(dir, filepath.FromSlash(p))
 }

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"path/filepath"
 
 	"github.com/knc-dev/knc/compiler/diag"
@@ -51,7 +52,7 @@ func (r *Result) checkPolicies(opts Options) error {
 	}
 	for _, d := range opts.Policies.Dirs {
 		if opts.FS != nil {
-			d = inFS(r.dir, d)
+			d = inFS(cmp.Or(opts.FSMount, DefaultFSMount), r.dir, d)
 		}
 		dirs = append(dirs, d)
 	}

@@ -16,7 +16,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,9 +91,8 @@ func Exists(fsys FS, name string) bool {
 
 // Mount is fsys seen at the absolute directory at: the file a/b of fsys
 // is filepath.Join(at, "a", "b"). Symbolic links are those of an
-// fs.ReadLinkFS; a target is taken as a path of the mount, so that an
-// absolute one names a file below at, and one that climbs above at stops
-// there, as .. does at the root of a disk.
+// fs.ReadLinkFS, their targets paths as on a disk: an absolute one, or one
+// that climbs above at, leads out of the mount, to nothing.
 func Mount(fsys fs.FS, at string) FS {
 	return &mounted{fsys: fsys, at: filepath.Clean(at)}
 }
@@ -139,9 +137,6 @@ func (m *mounted) ReadLink(p string) (string, error) {
 	target, err := fs.ReadLink(m.fsys, name)
 	if err != nil {
 		return "", pathError(err, "readlink", p)
-	}
-	if path.IsAbs(target) {
-		return filepath.Join(m.at, filepath.FromSlash(target)), nil
 	}
 	return filepath.FromSlash(target), nil
 }
@@ -215,23 +210,17 @@ func (m *mounted) EvalSymlinks(p string) (string, error) {
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(cur, target)
 		}
-		target = m.clamp(filepath.Clean(target))
-		r, _ := filepath.Rel(m.at, target)
+		r, err := m.name("lstat", filepath.Clean(target))
+		if err != nil {
+			return "", err
+		}
 		var head []string
 		if r != "." {
-			head = strings.Split(filepath.ToSlash(r), "/")
+			head = strings.Split(r, "/")
 		}
 		cur, rest = m.at, append(head, rest[1:]...)
 	}
 	return cur, nil
-}
-
-// clamp is p, or the mount point when p climbs above it.
-func (m *mounted) clamp(p string) string {
-	if rel, err := filepath.Rel(m.at, p); err != nil || rel != "." && !filepath.IsLocal(rel) {
-		return m.at
-	}
-	return p
 }
 
 func (m *mounted) ReadFile(p string, limit int64) ([]byte, error) {
