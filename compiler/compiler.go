@@ -6,6 +6,13 @@
 // every revision diff --base reads goes through Build, so none re-reads
 // files or re-runs a stage its own way.
 //
+// The stages read their input through one file system (internal/inputfs):
+// the disk, or the fs.FS of Options.FS, such as a git revision read from
+// git's objects (package diff) or a test's fstest.MapFS. A new input
+// source is an fs.FS, with fs.ReadLinkFS for its links; a stage that
+// reads a file takes the source's file system rather than calling os, so
+// that links, size limits and file names hold whatever the input is.
+//
 // The compiler must not import the runtime's engine; the routing table
 // (internal/routing) is the one contract between the two.
 package compiler
@@ -340,7 +347,7 @@ func isDir(fsys inputfs.FS, p string) bool {
 
 // DefaultFSMount is where a build over Options.FS sees the top of FS,
 // unless Options.FSMount says otherwise.
-var DefaultFSMount = string(filepath.Separator)
+const DefaultFSMount = string(filepath.Separator)
 
 func absPath(p string) string {
 	a, err := filepath.Abs(p)
