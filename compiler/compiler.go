@@ -6,6 +6,13 @@
 // every revision diff --base reads goes through Build, so none re-reads
 // files or re-runs a stage its own way.
 //
+// The stages read their input through one file system (internal/inputfs):
+// the disk, or the fs.FS of Options.FS, such as a git revision read from
+// git's objects (package diff) or a test's fstest.MapFS. A new input
+// source is an fs.FS, with fs.ReadLinkFS for its links; a stage that
+// reads a file takes the source's file system rather than calling os, so
+// that links, size limits and file names hold whatever the input is.
+//
 // The compiler must not import the runtime's engine; the routing table
 // (internal/routing) is the one contract between the two.
 package compiler
@@ -14,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +32,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/internal/safeio"
 )
@@ -38,8 +47,23 @@ type Options struct {
 	// Exclude holds extra path.Match patterns relative to Dir.
 	Exclude []string
 	// Dir is the directory relative paths are taken from; empty means the
-	// process's working directory.
+	// process's working directory, or with FS its top.
 	Dir string
+	// FS, when set, is what the build reads instead of the disk: a
+	// project or repository whose top is the top of FS, such as an
+	// fstest.MapFS or a git revision. Dir is then a slash-separated path
+	// in FS, and Paths, ConfigFile, Exclude and Policies.Dirs are taken
+	// relative to Dir, or from the top of FS when they start with a
+	// slash. No stage touches the disk; files read as they would on a
+	// disk at FSMount, so that diagnostics name them relative to Dir as
+	// for a build from the disk, and Unit.Files are paths below FSMount.
+	// Symbolic links are FS's own (fs.ReadLinkFS), held to the same
+	// rules as on the disk: a link out of FS leads to nothing.
+	FS fs.FS
+	// FSMount is the absolute directory where the build sees the top of
+	// FS; empty means DefaultFSMount. A file outside Dir is named by its
+	// path there, which a caller can then rename.
+	FSMount string
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// CUELimits bound the evaluation of each CUE manifest; the zero value
@@ -121,9 +145,11 @@ type Result struct {
 	// cueLimits bound each CUE evaluation of the later stages.
 	cueLimits cuelimit.Limits
 	// dir is the directory relative paths were taken from, paths the
-	// paths as given.
+	// paths as given, or with Options.FS as they lie in it.
 	dir   string
 	paths []string
+	// fs is what the build read.
+	fs inputfs.FS
 }
 
 // Unit is a set of objects that is deployed together, and so checked
@@ -246,10 +272,10 @@ func below(file string, dirs []string) string {
 // sourceRoot is the directory a kustomization may read files from, as the
 // root of a Flux source: the top of its git work tree, else the working
 // directory when the kustomization lies below it.
-func sourceRoot(dir, kustomization string) string {
+func sourceRoot(fsys inputfs.FS, dir, kustomization string) string {
 	k := absPath(kustomization)
 	for d := k; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+		if _, err := fsys.Stat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
 		if filepath.Dir(d) == d {
@@ -307,17 +333,21 @@ func merge(units []*Unit) *model.Set {
 // start when Options.Dir is empty.
 func workingDir() (string, error) { return os.Getwd() }
 
-// isFile reports whether p exists and is not a directory.
-func isFile(p string) bool {
-	info, err := os.Stat(p)
+// isFile reports whether p exists in fsys and is not a directory.
+func isFile(fsys inputfs.FS, p string) bool {
+	info, err := fsys.Stat(p)
 	return err == nil && !info.IsDir()
 }
 
-// isDir reports whether p is a directory.
-func isDir(p string) bool {
-	info, err := os.Stat(p)
+// isDir reports whether p is a directory of fsys.
+func isDir(fsys inputfs.FS, p string) bool {
+	info, err := fsys.Stat(p)
 	return err == nil && info.IsDir()
 }
+
+// DefaultFSMount is where a build over Options.FS sees the top of FS,
+// unless Options.FSMount says otherwise.
+const DefaultFSMount = string(filepath.Separator)
 
 func absPath(p string) string {
 	a, err := filepath.Abs(p)

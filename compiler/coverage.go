@@ -10,6 +10,7 @@ import (
 	"github.com/knc-dev/knc/compiler/kustomize"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // A merge gate must check every object a repository holds. These rules
@@ -19,8 +20,8 @@ import (
 // cycles reports each include cycle that the kustomizations reach as an
 // error at the entry that closes it, and returns the kustomizations that
 // are part of one or include one: kustomize refuses to build them.
-func cycles(kustomizations []string, dir string) (diag.List, map[string]bool) {
-	found := kustomize.Cycles(kustomizations)
+func cycles(fsys inputfs.FS, kustomizations []string, dir string) (diag.List, map[string]bool) {
+	found := kustomize.Cycles(fsys, kustomizations)
 	blocked := map[string]bool{}
 	if len(found) == 0 {
 		return nil, blocked
@@ -55,7 +56,7 @@ func cycles(kustomizations []string, dir string) (diag.List, map[string]bool) {
 			return false
 		}
 		seen[d] = true
-		r := slices.ContainsFunc(kustomize.Includes(d), func(sub string) bool { return reach(filepath.Clean(sub), seen) })
+		r := slices.ContainsFunc(kustomize.Includes(fsys, d), func(sub string) bool { return reach(filepath.Clean(sub), seen) })
 		reaches[d] = r
 		return r
 	}
@@ -72,12 +73,12 @@ func cycles(kustomizations []string, dir string) (diag.List, map[string]bool) {
 // which does not include them (by kustomization, as absolute paths). A
 // file holding a Knative object is an error, since neither kustomize
 // nor knc would ever see it; the others are skipped, as before.
-func passedOver(files map[string]string, dir string, limits cuelimit.Limits, budget *load.InputBudget) (diag.List, []load.Skipped, error) {
+func passedOver(fsys inputfs.FS, files map[string]string, dir string, limits cuelimit.Limits, budget *load.InputBudget) (diag.List, []load.Skipped, error) {
 	if len(files) == 0 {
 		return nil, nil, nil
 	}
 	names := slices.Sorted(maps.Keys(files))
-	loaded, err := load.ReadFiles(dir, names, limits, budget)
+	loaded, err := load.ReadFiles(fsys, dir, names, limits, budget)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/knc-dev/knc/compiler/render"
 	"github.com/knc-dev/knc/compiler/render/argocd"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/version"
 )
 
@@ -85,7 +86,7 @@ func (r *Result) compileRoutes(opts RouteOptions) error {
 // written as a whole. What stops the build goes to r.Later; warnings to
 // r.Output.Warnings.
 func (r *Result) render(opts RenderOptions) error {
-	ropts := render.Options{Image: opts.Image, Version: opts.Version, Root: r.Root(), CUELimits: r.cueLimits, Backends: opts.Backends}
+	ropts := render.Options{Image: opts.Image, Version: opts.Version, Root: r.Root(), FS: r.fs, CUELimits: r.cueLimits, Backends: opts.Backends}
 	if len(r.Units) == 0 {
 		// Nothing to deploy: the build of an empty set.
 		out, diags, err := render.Render(r.Set, r.Config, ropts)
@@ -156,7 +157,7 @@ func (r *Result) Root() string {
 	if len(r.paths) > 0 && r.paths[0] != StdinPath {
 		root = r.paths[0]
 	}
-	if isFile(root) {
+	if isFile(inputfs.Or(r.fs), root) {
 		root = filepath.Dir(root)
 	}
 	return root

@@ -1,8 +1,10 @@
 package compiler
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // Stage names a step of the pipeline Build runs.
@@ -88,7 +91,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: project.Default(), dir: src.dir, paths: src.paths, cueLimits: opts.CUELimits}
+	res := &Result{Config: project.Default(), dir: src.dir, paths: src.paths, fs: src.fs, cueLimits: opts.CUELimits}
+	if opts.FS != nil {
+		// No working directory to take the paths from.
+		res.paths = src.abs
+	}
 	stage := func(name Stage, run func() error) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -192,10 +199,15 @@ type source struct {
 	// cfgFile is knc.yaml, "" when the project has none.
 	cfgFile string
 	budget  *load.InputBudget
+	// fs is what the build reads.
+	fs inputfs.FS
 }
 
 // locate finds where the build reads from: the paths and knc.yaml.
 func locate(opts Options) (*source, error) {
+	if opts.FS != nil {
+		return locateInFS(opts)
+	}
 	dir := opts.Dir
 	if dir == "" {
 		wd, err := workingDir()
@@ -226,16 +238,62 @@ func locate(opts Options) (*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isFile(start) {
+		if isFile(inputfs.Disk, start) {
 			start = filepath.Dir(start)
 		}
-		found, err := project.Find(start)
+		found, err := project.Find(inputfs.Disk, start)
 		if err != nil {
 			return nil, err
 		}
 		cfgFile = found
 	}
-	return &source{dir: dir, paths: paths, abs: abs, cfgFile: cfgFile, budget: load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes)}, nil
+	return &source{dir: dir, paths: paths, abs: abs, cfgFile: cfgFile, budget: load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes), fs: inputfs.Disk}, nil
+}
+
+// locateInFS is locate for a build over opts.FS, seen at its mount: every
+// path is made absolute there, as no working directory is involved.
+func locateInFS(opts Options) (*source, error) {
+	mount := cmp.Or(opts.FSMount, DefaultFSMount)
+	if !filepath.IsAbs(mount) {
+		return nil, fmt.Errorf("FSMount %q is not an absolute directory", mount)
+	}
+	fsys := inputfs.Mount(opts.FS, mount)
+	dir := inFS(mount, mount, opts.Dir)
+	paths := opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		abs[i] = p
+		if p != StdinPath {
+			abs[i] = inFS(mount, dir, p)
+		}
+	}
+	var cfgFile string
+	if opts.ConfigFile != "" {
+		cfgFile = inFS(mount, dir, opts.ConfigFile)
+	} else {
+		start := abs[0]
+		if isFile(fsys, start) {
+			start = filepath.Dir(start)
+		}
+		found, err := project.Find(fsys, start)
+		if err != nil {
+			return nil, err
+		}
+		cfgFile = found
+	}
+	return &source{dir: dir, paths: paths, abs: abs, cfgFile: cfgFile, budget: load.NewInputBudget(opts.MaxInputBytes, opts.MaxAliasBytes), fs: fsys}, nil
+}
+
+// inFS is the slash-separated path p of Options.FS, relative to dir or,
+// starting with a slash, to the top, as a path below mount.
+func inFS(mount, dir, p string) string {
+	if path.IsAbs(p) {
+		return filepath.Join(mount, filepath.FromSlash(p))
+	}
+	return filepath.Join(dir, filepath.FromSlash(p))
 }
 
 // readConfig is the config stage: it reads knc.yaml into res.Config, or
@@ -244,7 +302,7 @@ func readConfig(src *source, res *Result) error {
 	if src.cfgFile == "" {
 		return nil
 	}
-	cfg, diags, err := project.Read(src.cfgFile)
+	cfg, diags, err := project.Read(src.fs, src.cfgFile)
 	if err != nil {
 		return fmt.Errorf("reading project config: %w", err)
 	}
@@ -286,7 +344,7 @@ func discover(src *source, res *Result, opts Options) (*discovered, error) {
 		found.walk = append(found.walk, p)
 	}
 	if len(found.walk) > 0 {
-		in, err := load.Discover(load.Options{Paths: found.walk, Exclude: excludes, Base: base, Skip: skip, Root: base})
+		in, err := load.Discover(load.Options{Paths: found.walk, Exclude: excludes, Base: base, Skip: skip, Root: base, FS: src.fs})
 		if err != nil {
 			return nil, err
 		}
@@ -334,20 +392,20 @@ func kustomizeUnits(src *source, found *discovered, res *Result, opts Options) (
 	// grows faster than the number of objects, so that matters.
 	named := map[string]bool{}
 	for _, k := range found.Kustomizations {
-		for _, sub := range kustomize.Includes(k) {
+		for _, sub := range kustomize.Includes(src.fs, k) {
 			named[sub] = true
 		}
 	}
 	// kustomize refuses a cycle of includes; knc says so, and does not
 	// build what reaches one, so their files are neither built nor
 	// passed over as if something had built them.
-	cycleDiags, blocked := cycles(found.Kustomizations, dir)
+	cycleDiags, blocked := cycles(src.fs, found.Kustomizations, dir)
 	built.diags = append(built.diags, cycleDiags...)
 	for _, k := range found.Kustomizations {
 		if named[absPath(k)] || blocked[absPath(k)] {
 			continue
 		}
-		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(dir, k), RelativeTo: dir, CUELimits: opts.CUELimits, InputBudget: src.budget})
+		r, err := kustomize.Render(k, kustomize.Options{Root: sourceRoot(src.fs, dir, k), RelativeTo: dir, CUELimits: opts.CUELimits, InputBudget: src.budget, FS: src.fs})
 		if err != nil {
 			return nil, err
 		}
@@ -394,7 +452,7 @@ func kustomizeUnits(src *source, found *discovered, res *Result, opts Options) (
 		}
 		built.plain = append(built.plain, f)
 	}
-	skippedDiags, skipped, err := passedOver(notIncluded, dir, opts.CUELimits, src.budget)
+	skippedDiags, skipped, err := passedOver(src.fs, notIncluded, dir, opts.CUELimits, src.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +476,7 @@ func decode(src *source, found *discovered, built *deployUnits, res *Result, opt
 	if len(plain) == 0 && !found.stdin {
 		return nil
 	}
-	loaded, err := load.ReadFiles(src.dir, plain, opts.CUELimits, src.budget)
+	loaded, err := load.ReadFiles(src.fs, src.dir, plain, opts.CUELimits, src.budget)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package compiler
 
 import (
+	"cmp"
 	"path/filepath"
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/policy"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // PolicyDir is where a project keeps its CUE policies, below its root.
@@ -41,18 +43,24 @@ func (r *Result) checkPolicies(opts Options) error {
 	// The directory is read from the working directory, and named
 	// relative to it in what the policies report.
 	own := filepath.Join(root, PolicyDir)
-	if wd, err := workingDir(); err == nil {
+	fsys := inputfs.Or(r.fs)
+	if wd, err := workingDir(); err == nil && opts.FS == nil {
 		own = diag.RelPath(wd, own)
 	}
-	if isDir(own) {
+	if isDir(fsys, own) {
 		dirs = append(dirs, own)
 	}
-	dirs = append(dirs, opts.Policies.Dirs...)
-	files, err := policy.Files(root, dirs)
+	for _, d := range opts.Policies.Dirs {
+		if opts.FS != nil {
+			d = inFS(cmp.Or(opts.FSMount, DefaultFSMount), r.dir, d)
+		}
+		dirs = append(dirs, d)
+	}
+	files, err := policy.Files(fsys, root, dirs)
 	if err != nil || len(files) == 0 {
 		return err
 	}
-	set, diags, err := policy.Load(files, opts.CUELimits)
+	set, diags, err := policy.Load(fsys, files, opts.CUELimits)
 	if err != nil {
 		return err
 	}

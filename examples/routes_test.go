@@ -12,6 +12,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/policy"
 	"github.com/knc-dev/knc/compiler/routes"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // TestRouteTestsPass runs every example's route test files, as knc test
@@ -87,14 +88,14 @@ func TestPolicyExample(t *testing.T) {
 		if !res.Valid() {
 			t.Fatalf("invalid:\n%v", res.Diagnostics)
 		}
-		files, err := policy.Files(dir, []string{filepath.Join(dir, policy.Dir)})
+		files, err := policy.Files(inputfs.Disk, dir, []string{filepath.Join(dir, policy.Dir)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(files) == 0 {
 			t.Fatal("no policy files")
 		}
-		set, diags, err := policy.Load(files, policy.DefaultLimits)
+		set, diags, err := policy.Load(inputfs.Disk, files, policy.DefaultLimits)
 		if err != nil || len(diags) > 0 {
 			t.Fatalf("policies: %v %v", err, diags)
 		}

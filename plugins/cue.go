@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/cueimport"
 	"github.com/knc-dev/knc/internal/cuelimit"
-	"github.com/knc-dev/knc/internal/safeio"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // Dir is where a project keeps its plugins, relative to its root (the
@@ -41,9 +40,9 @@ const (
 // limits, as their renders will be. Problems with a plugin's CUE are
 // diagnostics; err is for I/O errors, and for a plugin over its limits (a
 // *cuelimit.Exceeded: its evaluation goes on, so the program should exit).
-func LoadCUE(root string, limits cuelimit.Limits) ([]Plugin, diag.List, error) {
+func LoadCUE(fsys inputfs.FS, root string, limits cuelimit.Limits) ([]Plugin, diag.List, error) {
 	base := filepath.Join(root, Dir)
-	entries, err := os.ReadDir(base)
+	entries, err := fsys.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -56,7 +55,7 @@ func LoadCUE(root string, limits cuelimit.Limits) ([]Plugin, diag.List, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p, d, err := loadCUEPlugin(root, filepath.Join(base, e.Name()), limits)
+		p, d, err := loadCUEPlugin(fsys, root, filepath.Join(base, e.Name()), limits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,9 +102,9 @@ func task(name string, doing func() string) cuelimit.Task {
 // maxPluginFileBytes bounds one file of a CUE plugin.
 const maxPluginFileBytes = 4 << 20
 
-func loadCUEPlugin(root, dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
+func loadCUEPlugin(fsys inputfs.FS, root, dir string, limits cuelimit.Limits) (*cuePlugin, diag.List, error) {
 	name := filepath.Base(dir)
-	entries, err := os.ReadDir(dir)
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)
 	}
@@ -121,10 +120,10 @@ func loadCUEPlugin(root, dir string, limits cuelimit.Limits) (*cuePlugin, diag.L
 		// would let the plugin render it into the output; a FIFO named
 		// *.cue would block for ever, and a link to /dev/zero fill the
 		// memory: only regular files below the project root are read.
-		if err := safeio.Within(root, file); err != nil {
+		if err := inputfs.Within(fsys, root, file); err != nil {
 			return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)
 		}
-		src, err := safeio.ReadFile(file, maxPluginFileBytes)
+		src, err := fsys.ReadFile(file, maxPluginFileBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading plugin %s: %w", name, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/plugins"
 )
 
@@ -17,7 +18,7 @@ func TestCUEPluginMayNotImportToolPackages(t *testing.T) {
 		t.Run(pkg, func(t *testing.T) {
 			root := t.TempDir()
 			writePlugin(t, root, "tool", "package tool\n\nimport \"strings\"\nimport t \""+pkg+"\"\n\n_task: t\nclass: strings.ToLower(\"X\")\nrender: output: []\n")
-			ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
+			ps, diags, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Default)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +56,7 @@ render: {
 func TestCUEPluginRenderOverItsLimitsIsStopped(t *testing.T) {
 	root := t.TempDir()
 	writePlugin(t, root, "slow", slowOutput)
-	ps, diags, err := plugins.LoadCUE(root, cuelimit.Limits{})
+	ps, diags, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Limits{})
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}
@@ -74,7 +75,7 @@ func TestCUEPluginRenderOverItsLimitsIsStopped(t *testing.T) {
 func TestCUEPluginLoadOverItsLimitsIsStopped(t *testing.T) {
 	root := t.TempDir()
 	writePlugin(t, root, "slow", "package slow\n\nimport \"list\"\n\nclass: \"slow\"\nrender: output: []\n_n: len([for i in list.Range(0, 20000, 1) {i}])\n")
-	_, _, err := plugins.LoadCUE(root, cuelimit.Limits{Timeout: 10 * time.Millisecond})
+	_, _, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Limits{Timeout: 10 * time.Millisecond})
 	want := "evaluation of plugin slow (.knc/plugins/slow) stopped after 10ms, its time limit, while loading it: make the plugin cheaper"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("LoadCUE error:\n got %v\nwant it to start with %s", err, want)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/backend"
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // The interface of a back end is the compiler's (compiler/backend); these
@@ -45,7 +46,7 @@ func Backends(b backend.Build) (*Registry, diag.List, error) {
 	if b.Root == "" {
 		return reg, nil, nil
 	}
-	ps, diags, err := LoadCUE(b.Root, b.CUELimits)
+	ps, diags, err := LoadCUE(inputfs.Or(b.FS), b.Root, b.CUELimits)
 	if err != nil {
 		return nil, nil, err
 	}

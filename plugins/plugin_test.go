@@ -15,6 +15,7 @@ import (
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/plugins"
 )
@@ -103,7 +104,7 @@ func TestLoadCUEReportsBrokenPlugins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			writePlugin(t, root, tt.name, tt.src)
-			ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
+			ps, diags, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Default)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +119,7 @@ func TestLoadCUEReportsBrokenPlugins(t *testing.T) {
 }
 
 func TestLoadCUEWithoutPlugins(t *testing.T) {
-	ps, diags, err := plugins.LoadCUE(t.TempDir(), cuelimit.Default)
+	ps, diags, err := plugins.LoadCUE(inputfs.Disk, t.TempDir(), cuelimit.Default)
 	if err != nil || len(ps) != 0 || len(diags) != 0 {
 		t.Errorf("LoadCUE = %v, %v, %v; want nothing", ps, diags, err)
 	}
@@ -136,7 +137,7 @@ render: {
 	]
 }
 `)
-	ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
+	ps, diags, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Default)
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}
@@ -167,7 +168,7 @@ func TestCUEPluginOutputMustBeObjects(t *testing.T) {
 class: "x"
 render: output: [{kind: "ConfigMap"}, {apiVersion: "v1", kind: "ConfigMap", metadata: {}}]
 `)
-	ps, diags, err := plugins.LoadCUE(root, cuelimit.Default)
+	ps, diags, err := plugins.LoadCUE(inputfs.Disk, root, cuelimit.Default)
 	if err != nil || len(diags) > 0 {
 		t.Fatal(err, diags)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/routing"
 )
 
@@ -137,6 +138,8 @@ type Build struct {
 	// Root is the project's root directory (that of knc.yaml), where
 	// project plugins live; empty loads none.
 	Root string
+	// FS is what Root is read from; nil means the disk.
+	FS inputfs.FS
 	// CUELimits bound each evaluation of a project plugin.
 	CUELimits cuelimit.Limits
 }

@@ -8,14 +8,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/internal/gitrev"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
-	"github.com/knc-dev/knc/compiler/project"
 )
 
 // Revision is a project loaded from a git revision.
@@ -26,7 +24,7 @@ type Revision struct {
 	// Result is the project at the revision. File names in its
 	// diagnostics and documents read as they would in the work tree.
 	Result *compiler.Result
-	tmp    string
+	tree   *gitrev.Tree
 }
 
 // Short is the revision as given, with its abbreviated commit when the two
@@ -42,26 +40,22 @@ func (r *Revision) Short() string {
 	return r.Rev + " (" + c + ")"
 }
 
-// Close removes the files read from git.
+// Close stops reading the revision from git.
 func (r *Revision) Close() error {
-	if r.tmp == "" {
+	if r.tree == nil {
 		return nil
 	}
-	return os.RemoveAll(r.tmp)
+	return r.tree.Close()
 }
 
-// manifestExts are what the loader reads when it walks a directory; only
-// these are read from git, which spares large unrelated files in a
-// monorepo.
-var manifestExts = []string{".yaml", ".yml", ".json", ".cue"}
-
-// LoadRevision loads the project opts describes as it is at rev: the
-// repository's tree at rev, read with git into a temporary directory, is
-// compiled from the same paths, taken relative to the repository's root,
-// with the knc.yaml of that revision. It works in any
-// work tree and in shallow clones, where a missing base commit is an error
-// that says how to fetch it. Paths that do not exist at rev hold nothing
-// there. Close the revision when done.
+// LoadRevision loads the project opts describes as it is at rev: Build
+// reads the repository's tree at rev straight from git's objects (a
+// gitrev.Tree), from the same paths, taken relative to the repository's
+// root, with the knc.yaml of that revision. Only the files the build
+// opens are read. It works in any work tree and in shallow clones, where
+// a missing base commit is an error that says how to fetch it. Paths
+// that do not exist at rev hold nothing there. Close the revision when
+// done.
 func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revision, error) {
 	dir := opts.Dir
 	if dir == "" {
@@ -97,92 +91,69 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	}
 	var relConfig string
 	if opts.ConfigFile != "" {
-		if rc, err := repo.Rel(abs(opts.ConfigFile)); err == nil {
-			relConfig = rc
+		if relConfig, err = repo.Rel(abs(opts.ConfigFile)); err != nil {
+			return nil, fmt.Errorf("comparing with %s: the project config has no version at a revision: %w", rev, err)
 		}
 	}
 
-	tmp, err := os.MkdirTemp("", "knc-base-")
-	if err != nil {
-		return nil, err
-	}
-	r := &Revision{Rev: rev, Commit: commit, tmp: tmp}
-	// Compile from the same place in the copy as in the work tree, so
-	// that relative paths, --exclude patterns and file names in messages
-	// read the same at both revisions.
-	baseDir := tmp
+	// The build sees the revision at a directory of its own, which no
+	// file of the machine is under, and what it says is renamed.
+	mount := filepath.Join(string(filepath.Separator), "knc-revision-"+shortCommit(commit))
+	// Compile from the same place in the revision as in the work tree,
+	// so that relative paths, --exclude patterns and file names in
+	// messages read the same at both revisions.
 	relDir, err := repo.Rel(dir)
 	mapped := err == nil
-	if mapped {
-		baseDir = filepath.Join(tmp, filepath.FromSlash(relDir))
+	if !mapped {
+		relDir = "."
 	}
-	names := newCopyNames(rev, tmp, baseDir)
+	names := newCopyNames(rev, mount, filepath.Join(mount, filepath.FromSlash(relDir)))
+	// The whole tree, not only the paths named: an overlay includes
+	// ../base, a kustomization may include any directory of the
+	// repository, and knc.yaml is looked up above the paths.
+	tree, err := repo.Tree(ctx, commit)
+	if err != nil {
+		return nil, names.inError(fmt.Errorf("reading %s: %w", rev, err))
+	}
+	r := &Revision{Rev: rev, Commit: commit, tree: tree}
 	fail := func(err error) (*Revision, error) {
 		return nil, errors.Join(names.inError(err), r.Close())
 	}
-	// The loader looks for knc.yaml upwards until it finds a .git: mark
-	// the top of the copy so that it never looks outside it.
-	if err := os.Mkdir(filepath.Join(tmp, ".git"), 0o755); err != nil {
-		return fail(err)
-	}
-	keep := func(file string) bool {
-		return slices.Contains(manifestExts, path.Ext(file)) || slices.Contains(project.FileNames, path.Base(file)) ||
-			slices.Contains(load.KustomizationFileNames, path.Base(file))
-	}
-	// The whole tree, not only the paths named: an overlay includes
-	// ../base, a kustomization may include any directory of the
-	// repository, and knc.yaml is looked up above the paths. The paths
-	// named are taken whatever their extension, as in the work tree.
-	sel := gitrev.Select{Paths: append([]string{"."}, rels...), Keep: keep}
-	if relConfig != "" {
-		sel.Paths = append(sel.Paths, relConfig)
-	}
-	if _, err := repo.Extract(ctx, commit, sel, tmp); err != nil {
-		return fail(fmt.Errorf("reading %s: %w", rev, err))
-	}
-
-	if err := os.MkdirAll(baseDir, 0o755); err != nil {
-		return fail(err)
-	}
 	var basePaths []string
 	for i, p := range paths {
-		inCopy := filepath.Join(tmp, filepath.FromSlash(rels[i]))
-		if _, err := os.Stat(inCopy); errors.Is(err, fs.ErrNotExist) {
+		if _, err := fs.Lstat(tree, rels[i]); errors.Is(err, fs.ErrNotExist) {
 			// Not there at the base: a directory holds nothing yet, a
 			// file is left out.
 			if info, err := os.Stat(abs(p)); err == nil && !info.IsDir() {
 				continue
 			}
-			if err := os.MkdirAll(inCopy, 0o755); err != nil {
-				return fail(err)
-			}
+			tree.AddEmptyDir(rels[i])
 		}
 		if mapped && !filepath.IsAbs(p) {
-			// Relative to baseDir, this is inCopy, and reads as given.
-			inCopy = p
+			// Relative to relDir, as given.
+			basePaths = append(basePaths, filepath.ToSlash(p))
+			continue
 		}
-		basePaths = append(basePaths, inCopy)
+		basePaths = append(basePaths, "/"+rels[i])
 	}
 	if len(basePaths) == 0 {
 		// Every path is a file the base does not have: load an empty
 		// directory next to the first, which still finds the base's
 		// knc.yaml.
-		empty := filepath.Join(tmp, filepath.FromSlash(path.Dir(rels[0])), ".knc-absent")
-		if err := os.MkdirAll(empty, 0o755); err != nil {
-			return fail(err)
-		}
-		basePaths = []string{empty}
+		empty := path.Join(path.Dir(rels[0]), ".knc-absent")
+		tree.AddEmptyDir(empty)
+		basePaths = []string{"/" + empty}
 	}
-	cfg := opts.ConfigFile
+	var cfg string
 	if relConfig != "" {
-		cfg = filepath.Join(tmp, filepath.FromSlash(relConfig))
+		cfg = "/" + relConfig
 	}
-	res, err := compiler.Build(ctx, compiler.Options{Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, Dir: baseDir, CUELimits: opts.CUELimits, MaxInputBytes: opts.MaxInputBytes, MaxAliasBytes: opts.MaxAliasBytes, Routes: &compiler.RouteOptions{}})
+	res, err := compiler.Build(ctx, compiler.Options{FS: tree, FSMount: mount, Dir: relDir, Paths: basePaths, ConfigFile: cfg, Exclude: opts.Exclude, CUELimits: opts.CUELimits, MaxInputBytes: opts.MaxInputBytes, MaxAliasBytes: opts.MaxAliasBytes, Routes: &compiler.RouteOptions{}})
 	if err != nil {
 		return fail(fmt.Errorf("loading %s: %w", rev, err))
 	}
-	// Documents name their files in the copy; name them as in the work
-	// tree.
+	// Documents name their files as the build saw them; name them as in
+	// the work tree.
 	// Units share entries with the whole set, and an object two
 	// overlays define has an entry in each: rename each entry once.
 	renamed := map[*load.Document]bool{}
@@ -212,4 +183,9 @@ func LoadRevision(ctx context.Context, rev string, opts compiler.Options) (*Revi
 	}
 	r.Result = res
 	return r, nil
+}
+
+// shortCommit is commit's first twelve characters.
+func shortCommit(commit string) string {
+	return commit[:min(len(commit), 12)]
 }

@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +12,51 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/diff"
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/gittest"
+	"github.com/knc-dev/knc/internal/procstat"
 )
+
+// BenchmarkLoadRevision loads the revision before the last of a
+// repository of 10,000 objects in 20 overlays, as knc diff --base does
+// before it compares: for the whole repository, and for one overlay.
+// cpu-ns/op counts knc's own CPU, git-cpu-ns/op that of the git commands
+// it ran.
+func BenchmarkLoadRevision(b *testing.B) {
+	const objects, parts = 10_000, 20
+	r := gittest.New(b)
+	if err := benchcorpus.WriteLayout(r.Dir, benchcorpus.Shape{Objects: objects}, parts, benchcorpus.Overlays); err != nil {
+		b.Fatal(err)
+	}
+	r.Commit("base")
+	r.Write(map[string]string{"README.md": "the change under review\n"})
+	r.Commit("head")
+	for _, tt := range []struct {
+		name  string
+		paths []string
+		units int
+	}{
+		{"whole", []string{"."}, parts},
+		{"one-overlay", []string{"overlays/part-3"}, 1},
+	} {
+		b.Run("paths="+tt.name, func(b *testing.B) {
+			cpu, git := procstat.CPUTime(), procstat.ChildrenCPUTime()
+			for b.Loop() {
+				rev, err := diff.LoadRevision(context.Background(), "HEAD~1", compiler.Options{Dir: r.Dir, Paths: tt.paths})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rev.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if res := rev.Result; !res.Valid() || len(res.Units) != tt.units {
+					b.Fatalf("%d units, diagnostics %v; want %d units, valid", len(res.Units), res.Diagnostics[:min(3, len(res.Diagnostics))], tt.units)
+				}
+			}
+			b.ReportMetric(float64(procstat.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(procstat.ChildrenCPUTime()-git)/float64(b.N), "git-cpu-ns/op")
+		})
+	}
+}
 
 // BenchmarkCompare compares two revisions of a 10,000-object corpus that
 // differ in one Trigger's filter and one Broker's delivery: the work of

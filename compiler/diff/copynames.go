@@ -6,20 +6,20 @@ import (
 	"strings"
 )
 
-// copyNames names the files of a revision's scratch copy as a user knows
-// them, never by the copy's own place on this machine: a file below the
+// copyNames names the files of a revision as a user knows them, never by
+// the directory the build saw the revision at: a file below the
 // directory compiled from reads as in the work tree (eventing/env.yaml),
-// as diagnostics do, and any other place in the copy in git's notation
-// for a file at a revision (main:eventing, main: for the top).
+// as diagnostics do, and any other place in the revision in git's
+// notation for a file at a revision (main:eventing, main: for the top).
 type copyNames struct {
 	rev     string
-	top     []string // the copy's directory, as made and resolved
-	baseDir []string // the directory compiled from, as made and resolved
+	top     []string // where the build saw the revision's top
+	baseDir []string // the directory compiled from
 	inCopy  *regexp.Regexp
 }
 
-func newCopyNames(rev, tmp, baseDir string) *copyNames {
-	n := &copyNames{rev: rev, top: spellings(tmp), baseDir: spellings(baseDir)}
+func newCopyNames(rev, top, baseDir string) *copyNames {
+	n := &copyNames{rev: rev, top: []string{filepath.Clean(top)}, baseDir: []string{filepath.Clean(baseDir)}}
 	quoted := make([]string, len(n.top))
 	for i, t := range n.top {
 		quoted[i] = regexp.QuoteMeta(t)
@@ -28,16 +28,6 @@ func newCopyNames(rev, tmp, baseDir string) *copyNames {
 	// made of: space, quote, bracket, colon or comma.
 	n.inCopy = regexp.MustCompile(`(?:` + strings.Join(quoted, "|") + `)(?:/[^\s"'()\[\]:,]*)?`)
 	return n
-}
-
-// spellings are dir and, when it differs, dir with its links resolved:
-// the loader names a file by either.
-func spellings(dir string) []string {
-	out := []string{filepath.Clean(dir)}
-	if r, err := filepath.EvalSymlinks(dir); err == nil && filepath.Clean(r) != out[0] {
-		out = append(out, filepath.Clean(r))
-	}
-	return out
 }
 
 // of names file, a path in the copy or not.

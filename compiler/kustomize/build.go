@@ -2,7 +2,6 @@ package kustomize
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -14,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 var (
@@ -64,20 +64,20 @@ func runKrusty(fs filesys.FileSystem, dir string, ownSchema bool) (m resmap.ResM
 // namesSchema says whether the kustomization in dir, or one it includes,
 // has an openapi field, with which kustomize replaces its global schema.
 // A kustomization file that cannot be read counts as one that might.
-func namesSchema(dir string, seen map[string]bool) bool {
+func namesSchema(fsys inputfs.FS, dir string, seen map[string]bool) bool {
 	if seen[dir] {
 		return false
 	}
 	seen[dir] = true
-	k, _, err := readKustomization(dir)
+	k, _, err := readKustomization(fsys, dir)
 	if err != nil {
 		return true
 	}
 	if len(k.OpenAPI) > 0 {
 		return true
 	}
-	for _, sub := range includes(dir, k) {
-		if namesSchema(sub, seen) {
+	for _, sub := range includes(fsys, dir, k) {
+		if namesSchema(fsys, sub, seen) {
 			return true
 		}
 	}
@@ -86,12 +86,12 @@ func namesSchema(dir string, seen map[string]bool) bool {
 
 // readKustomization reads and decodes the kustomization file in dir, an
 // absolute directory, and returns it with the file's path.
-func readKustomization(dir string) (*types.Kustomization, string, error) {
-	kfile := load.KustomizationFile(dir)
+func readKustomization(fsys inputfs.FS, dir string) (*types.Kustomization, string, error) {
+	kfile := load.KustomizationFile(fsys, dir)
 	if kfile == "" {
 		return nil, "", fmt.Errorf("%s: no kustomization file", filepath.Clean(dir))
 	}
-	data, err := os.ReadFile(kfile)
+	data, err := fsys.ReadFile(kfile, load.MaxFileBytes)
 	if err != nil {
 		return nil, kfile, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // TestBuildMatchesFlux holds build to what Flux's kustomize.Build renders,
@@ -97,7 +98,7 @@ func TestBuildMatchesFlux(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			m, _, err := build(fs, abs, namesSchema(abs, map[string]bool{}))
+			m, _, err := build(fs, abs, namesSchema(inputfs.Disk, abs, map[string]bool{}))
 			if err != nil {
 				return "", err.Error()
 			}

@@ -1,13 +1,13 @@
 package kustomize
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // Cycle is a ring of kustomizations each of which includes the next, the
@@ -21,16 +21,18 @@ type Cycle struct {
 	// Line and Column locate, in the first kustomization's file, the
 	// entry that includes the second (or 1:1 when it cannot be found).
 	Line, Column int
+	// file is the kustomization file of Dirs[0].
+	file string
 }
 
 // File is the kustomization file of the cycle's first directory.
-func (c Cycle) File() string { return load.KustomizationFile(c.Dirs[0]) }
+func (c Cycle) File() string { return c.file }
 
 // Cycles finds the include cycles reachable from the kustomizations in
 // dirs, following resources, components and bases as Includes does. Each
 // cycle is reported once, however many of dirs reach it.
-func Cycles(dirs []string) []Cycle {
-	f := cycleFinder{edges: map[string][]string{}, state: map[string]int{}, seen: map[string]bool{}}
+func Cycles(fsys inputfs.FS, dirs []string) []Cycle {
+	f := cycleFinder{fs: fsys, edges: map[string][]string{}, state: map[string]int{}, seen: map[string]bool{}}
 	for _, d := range dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
@@ -49,6 +51,7 @@ const (
 )
 
 type cycleFinder struct {
+	fs     inputfs.FS
 	edges  map[string][]string
 	state  map[string]int
 	stack  []string
@@ -59,7 +62,7 @@ type cycleFinder struct {
 func (f *cycleFinder) includes(dir string) []string {
 	subs, ok := f.edges[dir]
 	if !ok {
-		subs = Includes(dir)
+		subs = Includes(f.fs, dir)
 		f.edges[dir] = subs
 	}
 	return subs
@@ -104,14 +107,14 @@ func (f *cycleFinder) report(ring []string) {
 	if len(ring) > 1 {
 		next = ring[1]
 	}
-	line, col := includeEntryPos(ring[0], next)
-	f.cycles = append(f.cycles, Cycle{Dirs: ring, Line: line, Column: col})
+	line, col := includeEntryPos(f.fs, ring[0], next)
+	f.cycles = append(f.cycles, Cycle{Dirs: ring, Line: line, Column: col, file: load.KustomizationFile(f.fs, ring[0])})
 }
 
 // includeEntryPos is the position of the entry of the kustomization in
 // dir whose path leads to target, or 1:1.
-func includeEntryPos(dir, target string) (line, col int) {
-	text, err := os.ReadFile(load.KustomizationFile(dir))
+func includeEntryPos(fsys inputfs.FS, dir, target string) (line, col int) {
+	text, err := fsys.ReadFile(load.KustomizationFile(fsys, dir), load.MaxFileBytes)
 	if err != nil {
 		return 1, 1
 	}

@@ -2,7 +2,6 @@ package kustomize
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // knc renders the kustomizations that most GitOps repositories hold itself,
@@ -59,6 +59,7 @@ type fastObject struct {
 
 // fastBuilder renders a tree of kustomizations, or says that krusty must.
 type fastBuilder struct {
+	fs       inputfs.FS
 	root     string // resolved
 	sources  *sourceCache
 	read     map[string]bool
@@ -68,11 +69,11 @@ type fastBuilder struct {
 // renderFast renders the kustomization in absDir, and reports false when
 // the kustomization, or one it includes, is outside the subset.
 func renderFast(absDir, root string, sources *sourceCache) (objs []*fastObject, read []string, ok bool) {
-	resolvedRoot, err := filepath.EvalSymlinks(root)
+	resolvedRoot, err := sources.fs.EvalSymlinks(root)
 	if err != nil {
 		return nil, nil, false
 	}
-	b := &fastBuilder{root: resolvedRoot, sources: sources, read: map[string]bool{}, building: map[string]bool{}}
+	b := &fastBuilder{fs: sources.fs, root: resolvedRoot, sources: sources, read: map[string]bool{}, building: map[string]bool{}}
 	objs, ok = b.build(absDir)
 	if !ok {
 		return nil, nil, false
@@ -119,7 +120,7 @@ func (b *fastBuilder) local(path string) bool {
 	if path != b.root && !strings.HasPrefix(path, b.root+string(filepath.Separator)) {
 		return false
 	}
-	resolved, err := filepath.EvalSymlinks(path)
+	resolved, err := b.fs.EvalSymlinks(path)
 	return err == nil && resolved == path
 }
 
@@ -136,14 +137,14 @@ func (b *fastBuilder) entryPath(dir, entry string) (string, bool) {
 func (b *fastBuilder) kustomization(dir string) (*fastKustomization, bool) {
 	var found []string
 	for _, name := range load.KustomizationFileNames {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+		if _, err := b.fs.Lstat(filepath.Join(dir, name)); err == nil {
 			found = append(found, filepath.Join(dir, name))
 		}
 	}
 	if len(found) != 1 || !b.local(found[0]) {
 		return nil, false
 	}
-	data, err := os.ReadFile(found[0])
+	data, err := b.fs.ReadFile(found[0], load.MaxFileBytes)
 	if err != nil || bytes.Contains(data, []byte("\n---")) || bytes.HasPrefix(data, []byte("---")) {
 		return nil, false
 	}
@@ -319,7 +320,7 @@ func (b *fastBuilder) build(dir string) ([]*fastObject, bool) {
 		if !ok {
 			return nil, false
 		}
-		info, err := os.Stat(path)
+		info, err := b.fs.Stat(path)
 		switch {
 		case err != nil:
 			return nil, false

@@ -16,6 +16,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // dump writes out all that a render gives its callers: the fields of
@@ -87,7 +88,7 @@ func kustomizationDirs(t *testing.T, root string) []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && load.KustomizationFile(path) != "" {
+		if d.IsDir() && load.KustomizationFile(inputfs.Disk, path) != "" {
 			dirs = append(dirs, path)
 		}
 		return nil

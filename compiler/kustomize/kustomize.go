@@ -5,14 +5,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
-	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -20,7 +18,7 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/internal/cuelimit"
-	"github.com/knc-dev/knc/internal/safeio"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // Rendered is a kustomization built.
@@ -56,6 +54,8 @@ type Options struct {
 	CUELimits cuelimit.Limits
 	// InputBudget counts the files the build reads; nil counts nothing.
 	InputBudget *load.InputBudget
+	// FS is what the kustomization is read from; nil means the disk.
+	FS inputfs.FS
 }
 
 // Render builds the kustomization in dir. Problems with the kustomization
@@ -73,7 +73,8 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	kfile := load.KustomizationFile(absDir)
+	fsys := inputfs.Or(opts.FS)
+	kfile := load.KustomizationFile(fsys, absDir)
 	if kfile == "" {
 		return nil, fmt.Errorf("%s: no kustomization file (%s)", dir, strings.Join(load.KustomizationFileNames, ", "))
 	}
@@ -81,7 +82,7 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 	if root == "" {
 		root = absDir
 	}
-	secure, err := securefs.MakeFsOnDiskSecure(root)
+	secure, err := krustyFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +93,11 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 		return diag.RelPath(opts.RelativeTo, file)
 	}
 	r := &Rendered{Dir: dir, File: rel(kfile)}
-	if file, err := remote(absDir, map[string]bool{}); err != nil {
-		r.Diags = append(r.Diags, buildError(file, rel(file), err))
+	if file, err := remote(fsys, absDir, map[string]bool{}); err != nil {
+		r.Diags = append(r.Diags, buildError(fsys, file, rel(file), err))
 		return r, nil
 	}
-	sources := &sourceCache{relativeTo: opts.RelativeTo, limits: opts.CUELimits, budget: opts.InputBudget, files: map[string]*source{}}
+	sources := &sourceCache{fs: fsys, relativeTo: opts.RelativeTo, limits: opts.CUELimits, budget: opts.InputBudget, files: map[string]*source{}}
 	var objs []renderedObject
 	var fast []*fastObject
 	if allowFast {
@@ -114,9 +115,9 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 		}
 	} else {
 		var diags diag.List
-		rec := &recordingFS{FileSystem: secure, target: absDir, budget: opts.InputBudget, name: rel, read: map[string]bool{}}
+		rec := &recordingFS{FileSystem: secure, fs: fsys, target: absDir, budget: opts.InputBudget, name: rel, read: map[string]bool{}}
 		// krusty reports a file over the budget as a build error.
-		objs, diags = renderKrusty(rec, absDir, kfile, r)
+		objs, diags = renderKrusty(fsys, rec, absDir, kfile, r)
 		if rec.over != nil {
 			return nil, rec.over
 		}
@@ -128,7 +129,7 @@ func render(dir string, opts Options, allowFast bool) (*Rendered, error) {
 	if err := r.place(objs, kfile, sources, rel); err != nil {
 		return nil, err
 	}
-	r.Diags = append(r.Diags, deprecationWarnings(r.Read, rel)...)
+	r.Diags = append(r.Diags, deprecationWarnings(fsys, r.Read, rel)...)
 	return r, nil
 }
 
@@ -142,14 +143,14 @@ type renderedObject struct {
 
 // renderKrusty builds the kustomization in absDir with krusty, and records
 // the files the build read in r.Read.
-func renderKrusty(rec *recordingFS, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
-	m, output, err := build(rec, absDir, namesSchema(absDir, map[string]bool{}))
+func renderKrusty(fsys inputfs.FS, rec *recordingFS, absDir, kfile string, r *Rendered) ([]renderedObject, diag.List) {
+	m, output, err := build(rec, absDir, namesSchema(fsys, absDir, map[string]bool{}))
 	for f := range rec.read {
 		r.Read = append(r.Read, f)
 	}
 	slices.Sort(r.Read)
 	if err != nil {
-		return nil, diag.List{buildError(kfile, r.File, err)}
+		return nil, diag.List{buildError(fsys, kfile, r.File, err)}
 	}
 	// What krusty wrote to stderr or its log, other than the deprecations
 	// render reports for either renderer, is a warning of this build.
@@ -174,7 +175,7 @@ func renderKrusty(rec *recordingFS, absDir, kfile string, r *Rendered) ([]render
 		objs[i].kind, objs[i].name = id.Kind, id.Name
 	}
 	if err := m.RemoveOriginAnnotations(); err != nil {
-		return nil, diag.List{buildError(kfile, r.File, err)}
+		return nil, diag.List{buildError(fsys, kfile, r.File, err)}
 	}
 	for i, res := range resources {
 		objs[i].node = res.RNode.YNode()
@@ -195,6 +196,7 @@ type source struct {
 // rendered objects. stopped is a CUE evaluation over its limits, which
 // ends the render.
 type sourceCache struct {
+	fs         inputfs.FS
 	relativeTo string
 	limits     cuelimit.Limits
 	budget     *load.InputBudget
@@ -212,10 +214,10 @@ func (c *sourceCache) get(file string) *source {
 		s.err = c.stopped
 		return s
 	}
-	if s.err = c.budget.ChargeRegularFile(file, c.name(file)); s.err != nil {
+	if s.err = c.budget.ChargeRegularFile(c.fs, file, c.name(file)); s.err != nil {
 		return s
 	}
-	if s.data, s.err = safeio.ReadFile(file, load.MaxFileBytes); s.err != nil {
+	if s.data, s.err = c.fs.ReadFile(file, load.MaxFileBytes); s.err != nil {
 		return s
 	}
 	name := c.name(file)
@@ -256,7 +258,7 @@ func (r *Rendered) place(objs []renderedObject, kfile string, sources *sourceCac
 		}
 		patchDocs = append(patchDocs, sources.get(f).docs...)
 	}
-	kustText, _ := os.ReadFile(kfile)
+	kustText, _ := sources.fs.ReadFile(kfile, load.MaxFileBytes)
 	patched := map[string]bool{}
 	for _, o := range objs {
 		var src *load.Document
@@ -298,10 +300,10 @@ func (r *Rendered) place(objs []renderedObject, kfile string, sources *sourceCac
 
 // buildError is a kustomize error, placed on the line of the kustomization
 // file that names what the error is about, when one does.
-func buildError(kfile, name string, err error) diag.Diagnostic {
+func buildError(fsys inputfs.FS, kfile, name string, err error) diag.Diagnostic {
 	msg := err.Error()
 	pos := diag.Pos{File: name, Line: 1, Column: 1}
-	if text, rerr := os.ReadFile(kfile); rerr == nil {
+	if text, rerr := fsys.ReadFile(kfile, load.MaxFileBytes); rerr == nil {
 		for i, line := range strings.Split(string(text), "\n") {
 			entry := strings.TrimSpace(line)
 			entry = strings.TrimPrefix(entry, "- ")
@@ -448,6 +450,7 @@ func findValue(text []byte, value string) (line, col int) {
 // kustomization being built.
 type recordingFS struct {
 	filesys.FileSystem
+	fs     inputfs.FS
 	target string
 	budget *load.InputBudget
 	// name is how messages name a file.
@@ -464,7 +467,7 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.budget.ChargeRegularFile(abs, f.name(abs)); err != nil {
+	if err := f.budget.ChargeRegularFile(f.fs, abs, f.name(abs)); err != nil {
 		f.mu.Lock()
 		f.over = cmp.Or(f.over, err)
 		f.mu.Unlock()
@@ -496,12 +499,12 @@ func (e remoteError) Error() string {
 // remote finds a remote base or component named by the kustomization in
 // dir or one it includes, before kustomize would clone it; it returns the
 // kustomization file that names it.
-func remote(dir string, seen map[string]bool) (string, error) {
+func remote(fsys inputfs.FS, dir string, seen map[string]bool) (string, error) {
 	if seen[dir] {
 		return "", nil
 	}
 	seen[dir] = true
-	k, kfile, err := readKustomization(dir)
+	k, kfile, err := readKustomization(fsys, dir)
 	if err != nil {
 		return "", nil // kustomize reports it, in its words
 	}
@@ -513,8 +516,8 @@ func remote(dir string, seen map[string]bool) (string, error) {
 			}
 		}
 	}
-	for _, sub := range includes(dir, k) {
-		if file, err := remote(sub, seen); err != nil {
+	for _, sub := range includes(fsys, dir, k) {
+		if file, err := remote(fsys, sub, seen); err != nil {
 			return file, err
 		}
 	}
@@ -551,20 +554,20 @@ func withOriginAnnotations(data []byte) ([]byte, error) {
 // the kustomization in dir that are kustomizations themselves, as absolute
 // paths. An unreadable or malformed kustomization file includes nothing
 // here: building it reports the problem.
-func Includes(dir string) []string {
+func Includes(fsys inputfs.FS, dir string) []string {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
-	k, _, err := readKustomization(absDir)
+	k, _, err := readKustomization(fsys, absDir)
 	if err != nil {
 		return nil
 	}
-	return includes(absDir, k)
+	return includes(fsys, absDir, k)
 }
 
 // includes is Includes for k, the kustomization read from absDir.
-func includes(absDir string, k *types.Kustomization) []string {
+func includes(fsys inputfs.FS, absDir string, k *types.Kustomization) []string {
 	var out []string
 	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
@@ -573,7 +576,7 @@ func includes(absDir string, k *types.Kustomization) []string {
 				continue
 			}
 			sub := filepath.Join(absDir, entry)
-			if load.KustomizationFile(sub) != "" {
+			if load.KustomizationFile(fsys, sub) != "" {
 				out = append(out, sub)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // deprecation is kustomize's warning for a field it deprecated: 'FIELD'
@@ -27,13 +28,13 @@ var deprecation = regexp.MustCompile(`'([A-Za-z0-9]+)' is deprecated\. Please us
 // kustomization files among files, as kustomize finds them: the same
 // whichever renderer built the kustomization, where kustomize itself
 // writes its own to stderr while it builds.
-func deprecationWarnings(files []string, rel func(string) string) diag.List {
+func deprecationWarnings(fsys inputfs.FS, files []string, rel func(string) string) diag.List {
 	var warnings diag.List
 	for _, f := range files {
 		if !slices.Contains(load.KustomizationFileNames, filepath.Base(f)) {
 			continue
 		}
-		text, err := os.ReadFile(f)
+		text, err := fsys.ReadFile(f, load.MaxFileBytes)
 		if err != nil {
 			continue // the build has read it, or said why not
 		}

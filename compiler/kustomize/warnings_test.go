@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/compiler/diag"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // TestDeprecationWarningsNameEveryField checks that each field kustomize
@@ -31,7 +32,7 @@ resources: [broker.yaml]
 	if err := os.WriteFile(kfile, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := deprecationWarnings([]string{kfile, filepath.Join(dir, "broker.yaml")}, filepath.Base)
+	got := deprecationWarnings(inputfs.Disk, []string{kfile, filepath.Join(dir, "broker.yaml")}, filepath.Base)
 	warn := func(line int, field, use string) diag.Diagnostic {
 		return diag.Diagnostic{
 			Pos:      diag.Pos{File: "kustomization.yaml", Line: line, Column: 1},

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sync"
+
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // DefaultMaxInputBytes bounds what one command reads in all: the files,
@@ -133,11 +134,11 @@ func (b *InputBudget) ChargeFile(path, name string, n int64) error {
 // ChargeRegularFile is ChargeFile for the file at path at its size now,
 // when it is a regular file; anything else is left to the read, which
 // refuses it.
-func (b *InputBudget) ChargeRegularFile(path, name string) error {
+func (b *InputBudget) ChargeRegularFile(fsys inputfs.FS, path, name string) error {
 	if b == nil {
 		return nil
 	}
-	info, err := os.Stat(path)
+	info, err := fsys.Stat(path)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 func TestInputBudgetStopsBeforeTheFileThatGoesOver(t *testing.T) {
@@ -27,12 +28,12 @@ func TestInputBudgetStopsBeforeTheFileThatGoesOver(t *testing.T) {
 	}
 	size := int64(len(object))
 
-	l, err := ReadFiles(dir, files, cuelimit.Default, NewInputBudget(3*size, 0))
+	l, err := ReadFiles(inputfs.Disk, dir, files, cuelimit.Default, NewInputBudget(3*size, 0))
 	if err != nil || len(l.Docs) != 3 {
 		t.Fatalf("within the limit: %d documents, error %v; want 3, nil", len(l.Docs), err)
 	}
 
-	_, err = ReadFiles(dir, files, cuelimit.Default, NewInputBudget(2*size+1, 0))
+	_, err = ReadFiles(inputfs.Disk, dir, files, cuelimit.Default, NewInputBudget(2*size+1, 0))
 	if !errors.Is(err, ErrInputTooLarge) {
 		t.Fatalf("over the limit: error %v, want ErrInputTooLarge", err)
 	}

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // ErrLinkBroken is returned for a symbolic link whose target does not
@@ -28,13 +29,13 @@ const linkFix = "remove the link, or exclude it in knc.yaml"
 // before anything there is looked at, so that a contributed link does
 // not even make knc stat a file of the machine. It returns the path p
 // leads to, below root.
-func resolveWithin(p, root string) (string, error) {
-	start := filepath.Join(resolved(filepath.Dir(p)), filepath.Base(p))
+func resolveWithin(fsys inputfs.FS, p, root string) (string, error) {
+	start := filepath.Join(resolved(fsys, filepath.Dir(p)), filepath.Base(p))
 	if !within(root, start) {
 		// p was named on the command line: the root itself, given
 		// through a link (root was derived from it), or a path through a
 		// directory link that leads out, which the walk never enters.
-		target, err := filepath.EvalSymlinks(p)
+		target, err := fsys.EvalSymlinks(p)
 		if err != nil {
 			return "", err
 		}
@@ -47,10 +48,10 @@ func resolveWithin(p, root string) (string, error) {
 	cur := root
 	for hops := 0; len(rest) > 0; {
 		next := filepath.Join(cur, rest[0])
-		info, err := os.Lstat(next)
+		info, err := fsys.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return "", brokenLink(p, next)
+				return "", brokenLink(fsys, p, next)
 			}
 			return "", fmt.Errorf("%s: %w", p, err)
 		}
@@ -61,7 +62,7 @@ func resolveWithin(p, root string) (string, error) {
 		if hops++; hops > maxLinkHops {
 			return "", fmt.Errorf("%s: more than %d symbolic links in a row (a cycle?); %s", p, maxLinkHops, linkFix)
 		}
-		link, err := os.Readlink(next)
+		link, err := fsys.ReadLink(next)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", p, err)
 		}
@@ -92,8 +93,8 @@ func components(root, p string) []string {
 }
 
 // brokenLink is the error for link p, whose resolution reached missing.
-func brokenLink(p, missing string) error {
-	target, err := os.Readlink(p)
+func brokenLink(fsys inputfs.FS, p, missing string) error {
+	target, err := fsys.ReadLink(p)
 	if err != nil {
 		target = missing // a directory above p is the broken link
 	}

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/safeio"
 )
 
 // TestResolveWithin resolves links below a project root one hop at a
 // time, refusing a target outside the root by its name alone.
 func TestResolveWithin(t *testing.T) {
-	top := resolved(t.TempDir())
+	top := resolved(inputfs.Disk, t.TempDir())
 	root := filepath.Join(top, "proj")
 	for _, d := range []string{"proj/dir", "outside"} {
 		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
@@ -72,7 +73,7 @@ func TestResolveWithin(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			p := filepath.Join(root, tc.path)
-			got, err := resolveWithin(p, root)
+			got, err := resolveWithin(inputfs.Disk, p, root)
 			if tc.message == "" {
 				if err != nil {
 					t.Fatalf("resolveWithin: %v", err)

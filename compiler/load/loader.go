@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/safeio"
 )
@@ -36,6 +36,8 @@ type Options struct {
 	// Root is the project's root directory. Symbolic links must lead to
 	// files and directories below it; empty means the working directory.
 	Root string
+	// FS is what the paths are read from; nil means the disk.
+	FS inputfs.FS
 }
 
 // OutputMarker is the file knc build writes into its output directory. The
@@ -74,10 +76,10 @@ func Files(opts Options) ([]string, error) {
 var KustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // KustomizationFile returns the kustomization file in dir, or "".
-func KustomizationFile(dir string) string {
+func KustomizationFile(fsys inputfs.FS, dir string) string {
 	for _, name := range KustomizationFileNames {
 		file := filepath.Join(dir, name)
-		if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+		if info, err := fsys.Stat(file); err == nil && info.Mode().IsRegular() {
 			return file
 		}
 	}
@@ -113,7 +115,7 @@ type Inputs struct {
 // running knc. Only regular files and directories are listed: a FIFO or a
 // device is refused.
 func Discover(opts Options) (*Inputs, error) {
-	w := &walker{opts: opts, visited: map[string]bool{}}
+	w := &walker{opts: opts, fs: inputfs.Or(opts.FS), visited: map[string]bool{}}
 	for _, p := range opts.Paths {
 		w.path(p)
 	}
@@ -127,6 +129,7 @@ func Discover(opts Options) (*Inputs, error) {
 
 type walker struct {
 	opts    Options
+	fs      inputfs.FS
 	in      Inputs
 	errs    []error
 	visited map[string]bool // resolved directories already walked
@@ -140,18 +143,18 @@ func (w *walker) rootFor(p string) string {
 		root = "."
 	}
 	if within(absPath(root), abs) {
-		return resolved(root)
+		return resolved(w.fs, root)
 	}
-	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
-		return resolved(filepath.Dir(abs))
+	if info, err := w.fs.Stat(abs); err == nil && !info.IsDir() {
+		return resolved(w.fs, filepath.Dir(abs))
 	}
-	return resolved(abs)
+	return resolved(w.fs, abs)
 }
 
 func (w *walker) path(p string) {
 	// Lstat, so that a link is looked at by follow, which checks where
 	// it leads before anything there is.
-	if _, err := os.Lstat(p); err != nil {
+	if _, err := w.fs.Lstat(p); err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			pe.Op = "stat" // what the user asked for, whatever p is
@@ -166,7 +169,7 @@ func (w *walker) path(p string) {
 		return
 	}
 	if info.IsDir() {
-		if KustomizationFile(p) != "" {
+		if KustomizationFile(w.fs, p) != "" {
 			w.in.Kustomizations = append(w.in.Kustomizations, filepath.Clean(p))
 		}
 		w.dir(p, root)
@@ -181,12 +184,12 @@ func (w *walker) path(p string) {
 
 // follow resolves p, refuses it when it leads outside root or is neither a
 // regular file nor a directory, and returns what it leads to.
-func (w *walker) follow(p, root string) (os.FileInfo, error) {
-	target, err := resolveWithin(p, root)
+func (w *walker) follow(p, root string) (fs.FileInfo, error) {
+	target, err := resolveWithin(w.fs, p, root)
 	if err != nil {
 		return nil, err
 	}
-	info, err := os.Stat(target)
+	info, err := w.fs.Stat(target)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +200,11 @@ func (w *walker) follow(p, root string) (os.FileInfo, error) {
 }
 
 func (w *walker) dir(p, root string) {
-	real := resolved(p)
+	real := resolved(w.fs, p)
 	if w.visited[real] || excluded(w.opts, p) {
 		return // a link to a directory already walked, or to a parent of it
 	}
-	if _, err := os.Stat(filepath.Join(p, OutputMarker)); err == nil {
+	if _, err := w.fs.Stat(filepath.Join(p, OutputMarker)); err == nil {
 		return
 	}
 	w.visited[real] = true
@@ -210,7 +213,7 @@ func (w *walker) dir(p, root string) {
 	if !strings.HasSuffix(start, string(filepath.Separator)) {
 		start += string(filepath.Separator)
 	}
-	err := filepath.WalkDir(start, func(file string, d fs.DirEntry, err error) error {
+	err := w.fs.WalkDir(start, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -227,7 +230,7 @@ func (w *walker) dir(p, root string) {
 			if err := w.skipDir(file, d); err != nil {
 				return err
 			}
-			real := resolved(file)
+			real := resolved(w.fs, file)
 			if w.visited[real] {
 				return filepath.SkipDir
 			}
@@ -241,7 +244,7 @@ func (w *walker) dir(p, root string) {
 				// with a manifest's name is refused without looking at its
 				// target; whether any other link leads to a directory is
 				// known only by looking at where it leads.
-				if manifestExt[filepath.Ext(file)] || isDirLink(file) {
+				if manifestExt[filepath.Ext(file)] || isDirLink(w.fs, file) {
 					w.errs = append(w.errs, err)
 				}
 				return nil
@@ -284,14 +287,14 @@ func (w *walker) skipDir(dir string, d fs.DirEntry) error {
 	if strings.HasPrefix(d.Name(), ".") {
 		return filepath.SkipDir
 	}
-	if _, err := os.Stat(filepath.Join(dir, OutputMarker)); err == nil {
+	if _, err := w.fs.Stat(filepath.Join(dir, OutputMarker)); err == nil {
 		return filepath.SkipDir
 	}
-	if _, err := os.Stat(filepath.Join(dir, helmChartFile)); err == nil {
+	if _, err := w.fs.Stat(filepath.Join(dir, helmChartFile)); err == nil {
 		w.in.Skipped = append(w.in.Skipped, Skipped{Path: dir, Reason: "a Helm chart: knc reads rendered manifests, such as the output of helm template piped into knc validate -"})
 		return filepath.SkipDir
 	}
-	if KustomizationFile(dir) != "" {
+	if KustomizationFile(w.fs, dir) != "" {
 		w.in.Kustomizations = append(w.in.Kustomizations, dir)
 	}
 	return nil
@@ -304,8 +307,8 @@ func isRouteTest(name string) bool {
 	return strings.HasSuffix(name, ".knctest.yaml") || strings.HasSuffix(name, ".knctest.yml")
 }
 
-func isDirLink(file string) bool {
-	info, err := os.Stat(file)
+func isDirLink(fsys inputfs.FS, file string) bool {
+	info, err := fsys.Stat(file)
 	return err == nil && info.IsDir()
 }
 
@@ -318,8 +321,8 @@ func within(dir, p string) bool {
 
 // resolved returns p with its symbolic links resolved, or p absolute when
 // it cannot be resolved.
-func resolved(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+func resolved(fsys inputfs.FS, p string) string {
+	if r, err := fsys.EvalSymlinks(p); err == nil {
 		return absPath(r)
 	}
 	return absPath(p)
@@ -394,7 +397,7 @@ func LoadFiles(files []string) ([]*Document, diag.List, error) {
 // diagnostics, relative to dir when they lie below it. Files that hold no
 // Kubernetes object are passed over silently; ReadFiles lists them.
 func LoadFilesIn(dir string, files []string) ([]*Document, diag.List, error) {
-	l, err := ReadFiles(dir, files, cuelimit.Default, nil)
+	l, err := ReadFiles(inputfs.Disk, dir, files, cuelimit.Default, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -425,7 +428,7 @@ const notAnObject = "no document has apiVersion and kind: not a Kubernetes manif
 // each of the latter, as before. CUE files are evaluated under limits; see
 // Read. The files are counted against budget, and a file that would take
 // it over its limit is not read.
-func ReadFiles(dir string, files []string, limits cuelimit.Limits, budget *InputBudget) (*Loaded, error) {
+func ReadFiles(fsys inputfs.FS, dir string, files []string, limits cuelimit.Limits, budget *InputBudget) (*Loaded, error) {
 	sources := make([]Source, len(files))
 	for i, file := range files {
 		f := file
@@ -433,13 +436,13 @@ func ReadFiles(dir string, files []string, limits cuelimit.Limits, budget *Input
 			f = diag.RelPath(dir, file)
 		}
 		var size int64
-		if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+		if info, err := fsys.Stat(file); err == nil && info.Mode().IsRegular() {
 			size = info.Size()
 		}
 		if err := budget.ChargeFile(absPath(file), f, size); err != nil {
 			return nil, err
 		}
-		src, err := safeio.ReadFile(file, MaxFileBytes)
+		src, err := fsys.ReadFile(file, MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}

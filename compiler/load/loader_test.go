@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 type docSummary struct {
@@ -208,7 +209,7 @@ func TestDiscoverPassesOverWhatIsNotAManifest(t *testing.T) {
 	}
 
 	// What is left that is not a Kubernetes object is skipped when read.
-	l, err := ReadFiles(dir, in.Files, cuelimit.Default, nil)
+	l, err := ReadFiles(inputfs.Disk, dir, in.Files, cuelimit.Default, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

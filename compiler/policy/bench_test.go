@@ -7,6 +7,7 @@ import (
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/policy"
 	"github.com/knc-dev/knc/internal/benchcorpus"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // BenchmarkValidate is knc validate's work on 10,000 objects, with no
@@ -38,11 +39,11 @@ func BenchmarkValidate(b *testing.B) {
 				if n == 0 {
 					continue
 				}
-				files, err := policy.Files(policies, []string{policies})
+				files, err := policy.Files(inputfs.Disk, policies, []string{policies})
 				if err != nil {
 					b.Fatal(err)
 				}
-				set, diags, err := policy.Load(files, policy.DefaultLimits)
+				set, diags, err := policy.Load(inputfs.Disk, files, policy.DefaultLimits)
 				if err != nil || len(diags) > 0 {
 					b.Fatalf("policies: %v %v", err, diags)
 				}
@@ -79,11 +80,11 @@ func BenchmarkCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := policy.Files(policies, []string{policies})
+	files, err := policy.Files(inputfs.Disk, policies, []string{policies})
 	if err != nil {
 		b.Fatal(err)
 	}
-	set, diags, err := policy.Load(files, policy.DefaultLimits)
+	set, diags, err := policy.Load(inputfs.Disk, files, policy.DefaultLimits)
 	if err != nil || len(diags) > 0 {
 		b.Fatalf("policies: %v %v", err, diags)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler"
 	"github.com/knc-dev/knc/compiler/policy"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // TestCheckIsDeterministic checks that the parallel workers report the
@@ -49,11 +50,11 @@ metadata: {name: c, namespace: dev}
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := policy.Files(dir, []string{policies})
+	files, err := policy.Files(inputfs.Disk, dir, []string{policies})
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, diags, err := policy.Load(files, policy.DefaultLimits)
+	set, diags, err := policy.Load(inputfs.Disk, files, policy.DefaultLimits)
 	if err != nil || len(diags) > 0 {
 		t.Fatalf("Load: %v %v", err, diags)
 	}

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/internal/cueimport"
-	"github.com/knc-dev/knc/internal/safeio"
+	"github.com/knc-dev/knc/internal/inputfs"
 	policyschema "github.com/knc-dev/knc/schema/policy"
 )
 
@@ -60,10 +59,10 @@ const maxPolicyFileBytes = 4 << 20
 // root, the project root, or, for a directory outside root, below that
 // directory: a link to a file of the machine (a JSON credential is CUE)
 // would let a policy quote it in its messages.
-func Files(root string, dirs []string) ([]string, error) {
+func Files(fsys inputfs.FS, root string, dirs []string) ([]string, error) {
 	var out []string
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		entries, err := fsys.ReadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("reading policies: %w", err)
 		}
@@ -76,7 +75,7 @@ func Files(root string, dirs []string) ([]string, error) {
 				continue
 			}
 			file := filepath.Join(dir, e.Name())
-			if err := safeio.Within(bound, file); err != nil {
+			if err := inputfs.Within(fsys, bound, file); err != nil {
 				return nil, fmt.Errorf("reading policies: %w", err)
 			}
 			out = append(out, file)
@@ -98,12 +97,12 @@ func below(root, dir string) bool {
 
 // Load reads and compiles policy files. Mistakes in them are diagnostics
 // at their position; the error is for I/O problems.
-func Load(files []string, limits Limits) (*Set, diag.List, error) {
+func Load(fsys inputfs.FS, files []string, limits Limits) (*Set, diag.List, error) {
 	s := &Set{}
 	for _, f := range files {
 		// A FIFO named *.cue would block for ever, and a link to
 		// /dev/zero fill the memory: only regular files are read.
-		data, err := safeio.ReadFile(f, maxPolicyFileBytes)
+		data, err := fsys.ReadFile(f, maxPolicyFileBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading policies: %w", err)
 		}

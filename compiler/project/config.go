@@ -3,11 +3,11 @@ package project
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/inputfs"
 )
 
 // FileNames are the names knc looks for, in order.
@@ -161,7 +161,7 @@ const (
 
 // Find looks for knc.yaml in dir and its parents, stopping at the top of a
 // git work tree. It returns "" when there is none.
-func Find(dir string) (string, error) {
+func Find(fsys inputfs.FS, dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -169,13 +169,13 @@ func Find(dir string) (string, error) {
 	for {
 		for _, name := range FileNames {
 			p := filepath.Join(dir, name)
-			if _, err := os.Stat(p); err == nil {
+			if _, err := fsys.Stat(p); err == nil {
 				return p, nil
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return "", err
 			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		if _, err := fsys.Stat(filepath.Join(dir, ".git")); err == nil {
 			return "", nil
 		}
 		parent := filepath.Dir(dir)

@@ -17,6 +17,8 @@ import (
 	"github.com/knc-dev/knc/compiler/diag"
 	"github.com/knc-dev/knc/compiler/load"
 	"github.com/knc-dev/knc/compiler/model"
+	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/schema"
 )
 
@@ -75,11 +77,12 @@ func Default() *Config {
 // Read loads knc.yaml and reads it through #Config, which validates it and
 // fills in its defaults. I/O errors are returned as err; problems with the
 // content as diagnostics, at the position of the value or key they concern.
-func Read(file string) (*Config, diag.List, error) {
-	docs, diags, err := load.LoadFiles([]string{file})
+func Read(fsys inputfs.FS, file string) (*Config, diag.List, error) {
+	loaded, err := load.ReadFiles(fsys, "", []string{file}, cuelimit.Default, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	docs, diags := loaded.Docs, loaded.Diags
 	if len(diags) > 0 {
 		return nil, diags, nil
 	}

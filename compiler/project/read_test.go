@@ -13,6 +13,7 @@ import (
 
 	"github.com/knc-dev/knc/compiler/model"
 	"github.com/knc-dev/knc/compiler/project"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/schema"
 )
@@ -27,7 +28,7 @@ func readDiags(t *testing.T, text string) (*project.Config, []string) {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, diags, err := project.Read(file)
+	cfg, diags, err := project.Read(inputfs.Disk, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +317,7 @@ runtime:
 	}
 	project.Default()
 	for b.Loop() {
-		if _, diags, err := project.Read(file); err != nil || len(diags) > 0 {
+		if _, diags, err := project.Read(inputfs.Disk, file); err != nil || len(diags) > 0 {
 			b.Fatal(err, diags)
 		}
 	}

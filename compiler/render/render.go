@@ -19,6 +19,7 @@ import (
 	"github.com/knc-dev/knc/compiler/project"
 	"github.com/knc-dev/knc/compiler/routes"
 	"github.com/knc-dev/knc/internal/cuelimit"
+	"github.com/knc-dev/knc/internal/inputfs"
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/parallel"
 	"github.com/knc-dev/knc/internal/routing"
@@ -36,6 +37,8 @@ type Options struct {
 	// Root is the project's root directory (that of knc.yaml), where
 	// project plugins live under .knc/plugins; empty loads none.
 	Root string
+	// FS is what Root is read from; nil means the disk.
+	FS inputfs.FS
 	// CUELimits bound each evaluation of a project plugin: loading it,
 	// and rendering each object it claims. The zero value is
 	// cuelimit.Default.
@@ -111,7 +114,7 @@ func Render(set *model.Set, cfg *project.Config, opts Options) (*Output, diag.Li
 	if opts.Backends == nil {
 		return nil, nil, errors.New("render: Options.Backends is nil: hand in the plugins (backend.Backends)")
 	}
-	reg, d, err := opts.Backends(backend.Build{Image: image, Root: opts.Root, CUELimits: opts.CUELimits})
+	reg, d, err := opts.Backends(backend.Build{Image: image, Root: opts.Root, FS: opts.FS, CUELimits: opts.CUELimits})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,6 +21,17 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// ChildrenCPUTime is the CPU time, user and system, that the child
+// processes this process has waited for have used, such as the git
+// commands that read a revision; 0 where the system does not say.
+func ChildrenCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // PeakRSS is the most memory, in bytes, this process has held resident so
 // far; 0 where the system does not say.
 func PeakRSS() int64 {

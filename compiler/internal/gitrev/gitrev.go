@@ -1,7 +1,6 @@
 package gitrev
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -129,111 +128,41 @@ func (r *Repo) Shallow(ctx context.Context) (bool, error) {
 	return strings.TrimSpace(string(out)) == "true", nil
 }
 
-// Select says which files of a tree to extract.
-type Select struct {
-	// Paths are slash-separated paths relative to the root: files, or
-	// directories taken with everything below them. "." is the whole tree.
-	Paths []string
-	// Keep reports whether a file found below one of Paths is wanted; nil
-	// keeps all. Files named in Paths themselves are always kept.
-	Keep func(file string) bool
-}
-
-// Extract writes the files sel selects, as they are in commit, below dst,
-// at their paths relative to the root. Paths that do not exist in commit
-// are skipped: a directory the change adds has no files at the base. It
-// returns the slash-separated paths of the files written.
-func (r *Repo) Extract(ctx context.Context, commit string, sel Select, dst string) ([]string, error) {
-	listed, err := r.list(ctx, commit, sel)
-	if err != nil {
-		return nil, err
-	}
-	// The whole listing is checked, files Keep passes over included: a
-	// link that is not kept still makes the files below its name a tree
-	// git fsck flags, which no checkout would write as a directory.
-	if err := checkEntries(listed, commit); err != nil {
-		return nil, err
-	}
-	var entries []treeEntry
-	for _, e := range listed {
-		if e.keep {
-			entries = append(entries, e)
-		}
-	}
-	if len(entries) == 0 {
-		return nil, nil
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return nil, err
-	}
-	// Every write goes through an os.Root, which refuses a path that leads
-	// out of dst by ".." or by a symbolic link; checkEntries has already
-	// refused such paths, and links that other entries would be written
-	// through.
-	root, err := os.OpenRoot(dst)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if err := r.writeBlobs(ctx, entries, root); err != nil {
-		return nil, err
-	}
-	files := make([]string, len(entries))
-	for i, e := range entries {
-		files[i] = e.path
-	}
-	return files, nil
-}
-
 type treeEntry struct {
 	mode, object, path string
-	// keep is false for a file that Select.Keep passes over.
-	keep bool
+	size               int64
 }
 
-// list runs git ls-tree over the selected paths.
-func (r *Repo) list(ctx context.Context, commit string, sel Select) ([]treeEntry, error) {
-	args := []string{"ls-tree", "-r", "-z", "--full-tree", commit, "--"}
-	named := map[string]bool{}
-	whole := false
-	for _, p := range sel.Paths {
-		p = path.Clean(p)
-		if p == "." {
-			whole = true
-			continue
-		}
-		named[p] = true
-		args = append(args, p)
-	}
-	if whole {
-		args = args[:len(args)-len(named)]
-	} else if len(named) == 0 {
-		return nil, nil
-	}
-	out, err := git(ctx, r.root, nil, args...)
+// list runs git ls-tree over the whole tree of commit, with the size of
+// each file.
+func (r *Repo) list(ctx context.Context, commit string) ([]treeEntry, error) {
+	out, err := git(ctx, r.root, nil, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s at %s: %w", strings.Join(sel.Paths, ", "), short(commit), err)
+		return nil, fmt.Errorf("listing the tree of %s: %w", short(commit), err)
 	}
 	var entries []treeEntry
 	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
-		// <mode> SP <type> SP <object> TAB <path>
+		// <mode> SP <type> SP <object> SP+ <size> TAB <path>
 		meta, p, ok := strings.Cut(string(rec), "\t")
 		if !ok {
 			return nil, fmt.Errorf("unexpected git ls-tree output %q", rec)
 		}
 		fields := strings.Fields(meta)
-		if len(fields) != 3 {
+		if len(fields) != 4 {
 			return nil, fmt.Errorf("unexpected git ls-tree output %q", rec)
 		}
 		if fields[1] != "blob" {
 			// Submodules are other repositories: not part of this project.
 			continue
 		}
-		keep := named[p] || sel.Keep == nil || sel.Keep(p)
-		entries = append(entries, treeEntry{mode: fields[0], object: fields[2], path: p, keep: keep})
+		size, err := strconv.ParseInt(fields[3], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("unexpected git ls-tree output %q", rec)
+		}
+		entries = append(entries, treeEntry{mode: fields[0], object: fields[2], path: p, size: size})
 	}
 	return entries, nil
 }
@@ -243,8 +172,9 @@ func (r *Repo) list(ctx context.Context, commit string, sel Select) ([]treeEntry
 // link with files below the same name.
 var ErrMalformedTree = errors.New("malformed git tree")
 
-// checkEntries refuses a tree whose files would be written anywhere but at
-// their own path below the destination.
+// checkEntries refuses a tree whose files a checkout would write anywhere
+// but at their own path below the work tree, as git fsck does: a reader of
+// the tree would otherwise see files where no checkout puts them.
 func checkEntries(entries []treeEntry, commit string) error {
 	links := map[string]bool{}
 	seen := map[string]bool{}
@@ -285,102 +215,6 @@ func localPath(p string) bool {
 		}
 	}
 	return true
-}
-
-// writeBlobs reads every blob through one git cat-file --batch process.
-func (r *Repo) writeBlobs(ctx context.Context, entries []treeEntry, dst *os.Root) (err error) {
-	cmd := command(ctx, r.root, "cat-file", "--batch")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	writeErr := make(chan error, 1)
-	go func() {
-		w := bufio.NewWriter(stdin)
-		for _, e := range entries {
-			if _, err := w.WriteString(e.object + "\n"); err != nil {
-				writeErr <- err
-				stdin.Close()
-				return
-			}
-		}
-		err := w.Flush()
-		writeErr <- errors.Join(err, stdin.Close())
-	}()
-	readErr := readBlobs(bufio.NewReader(stdout), entries, dst)
-	if readErr != nil {
-		// Stop git before waiting for it, or a half-read pipe keeps it
-		// blocked forever.
-		_ = cmd.Process.Kill()
-		_, _ = io.Copy(io.Discard, stdout)
-	}
-	waitErr := cmd.Wait()
-	wErr := <-writeErr
-	if readErr != nil {
-		return readErr
-	}
-	if waitErr != nil {
-		return &gitError{args: []string{"cat-file", "--batch"}, stderr: stderr.String(), err: waitErr}
-	}
-	return wErr
-}
-
-func readBlobs(rd *bufio.Reader, entries []treeEntry, dst *os.Root) error {
-	for _, e := range entries {
-		header, err := rd.ReadString('\n')
-		if err != nil {
-			return fmt.Errorf("reading %s from git: %w", e.path, err)
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 || fields[1] != "blob" {
-			return fmt.Errorf("reading %s from git: object %s: %s", e.path, e.object, strings.TrimSpace(header))
-		}
-		size, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil {
-			return fmt.Errorf("reading %s from git: bad size in %q", e.path, strings.TrimSpace(header))
-		}
-		data := make([]byte, size)
-		if _, err := io.ReadFull(rd, data); err != nil {
-			return fmt.Errorf("reading %s from git: %w", e.path, err)
-		}
-		if _, err := rd.Discard(1); err != nil {
-			return fmt.Errorf("reading %s from git: %w", e.path, err)
-		}
-		if err := writeEntry(dst, e, data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeEntry(dst *os.Root, e treeEntry, data []byte) error {
-	p := filepath.FromSlash(e.path)
-	if err := dst.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	// O_EXCL: a file is created, never written over or through a link.
-	perm := os.FileMode(0o644)
-	switch e.mode {
-	case "120000":
-		return dst.Symlink(string(data), p)
-	case "100755":
-		perm = 0o755
-	}
-	f, err := dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
 }
 
 // gitError is a failed git command with what it said.

@@ -3,10 +3,12 @@ package gitrev_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -34,7 +36,9 @@ func history(t *testing.T) (*gittest.Repo, string) {
 	return r, first
 }
 
-func TestExtract(t *testing.T) {
+// TestTree reads the tree of a commit as an fs.FS: every file as it was
+// then, the top's .git directory, and nothing the commit after added.
+func TestTree(t *testing.T) {
 	r, first := history(t)
 	ctx := context.Background()
 	repo, err := gitrev.Open(ctx, filepath.Join(r.Dir, "eventing"))
@@ -51,60 +55,51 @@ func TestExtract(t *testing.T) {
 	if commit != first {
 		t.Errorf("Commit(HEAD~1) = %s, want %s", commit, first)
 	}
-	yamlOnly := func(p string) bool { return strings.HasSuffix(p, ".yaml") }
-
-	tests := []struct {
-		name string
-		sel  gitrev.Select
-		want map[string]string
-	}{{
-		name: "a directory, filtered, and a file named explicitly",
-		sel:  gitrev.Select{Paths: []string{"eventing", "eventing/explicit.conf", "knc.yaml"}, Keep: yamlOnly},
-		want: map[string]string{
-			"eventing/broker.yaml":   "first broker\n",
-			"eventing/sub/t.yaml":    "first trigger\n",
-			"eventing/explicit.conf": "named explicitly\n",
-			"knc.yaml":               "defaultNamespace: a\n",
-		},
-	}, {
-		name: "the whole tree",
-		sel:  gitrev.Select{Paths: []string{"."}},
-		want: map[string]string{
-			"knc.yaml":               "defaultNamespace: a\n",
-			"eventing/broker.yaml":   "first broker\n",
-			"eventing/sub/t.yaml":    "first trigger\n",
-			"eventing/notes.txt":     "not a manifest\n",
-			"eventing/explicit.conf": "named explicitly\n",
-			"other/x.yaml":           "elsewhere\n",
-		},
-	}, {
-		name: "paths missing at the revision are skipped",
-		sel:  gitrev.Select{Paths: []string{"eventing/new.yaml", "nowhere", "other"}},
-		want: map[string]string{"other/x.yaml": "elsewhere\n"},
-	}, {
-		name: "nothing",
-		sel:  gitrev.Select{Paths: []string{"nowhere"}},
-		want: map[string]string{},
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dst := t.TempDir()
-			files, err := repo.Extract(ctx, commit, tt.sel, dst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := readTree(t, dst)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("extracted files (-want +got):\n%s", diff)
-			}
-			if len(files) != len(tt.want) {
-				t.Errorf("Extract returned %d paths %v, want %d", len(files), files, len(tt.want))
-			}
-		})
+	tree, err := repo.Tree(ctx, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tree.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := fstest.TestFS(tree, "knc.yaml", "eventing/broker.yaml", "eventing/sub/t.yaml", "other/x.yaml", ".git"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err = fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(tree, p)
+		got[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"knc.yaml":               "defaultNamespace: a\n",
+		"eventing/broker.yaml":   "first broker\n",
+		"eventing/sub/t.yaml":    "first trigger\n",
+		"eventing/notes.txt":     "not a manifest\n",
+		"eventing/explicit.conf": "named explicitly\n",
+		"other/x.yaml":           "elsewhere\n",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files of the tree (-want +got):\n%s", diff)
+	}
+	if _, err := fs.Stat(tree, "eventing/new.yaml"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat of a file added later = %v, want fs.ErrNotExist", err)
+	}
+	tree.AddEmptyDir("eventing/later")
+	if entries, err := fs.ReadDir(tree, "eventing/later"); err != nil || len(entries) != 0 {
+		t.Errorf("ReadDir of a directory added as empty = %v, %v; want it empty", entries, err)
 	}
 }
 
-func TestExtractKeepsSymlinksAndModes(t *testing.T) {
+func TestTreeKeepsSymlinksAndModes(t *testing.T) {
 	r := gittest.New(t)
 	r.Write(map[string]string{"real.yaml": "x\n", "run.sh": "#!/bin/sh\n"})
 	if err := os.Symlink("real.yaml", filepath.Join(r.Dir, "link.yaml")); err != nil {
@@ -119,15 +114,22 @@ func TestExtractKeepsSymlinksAndModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := t.TempDir()
-	if _, err := repo.Extract(ctx, commit, gitrev.Select{Paths: []string{"."}}, dst); err != nil {
+	tree, err := repo.Tree(ctx, commit)
+	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := os.Readlink(filepath.Join(dst, "link.yaml"))
+	defer tree.Close()
+	target, err := fs.ReadLink(tree, "link.yaml")
 	if err != nil || target != "real.yaml" {
-		t.Errorf("link.yaml: Readlink = %q, %v; want real.yaml", target, err)
+		t.Errorf("link.yaml: ReadLink = %q, %v; want real.yaml", target, err)
 	}
-	info, err := os.Stat(filepath.Join(dst, "run.sh"))
+	if info, err := fs.Lstat(tree, "link.yaml"); err != nil || info.Mode().Type() != fs.ModeSymlink {
+		t.Errorf("link.yaml: Lstat = %v, %v; want a symbolic link", info, err)
+	}
+	if _, err := tree.Open("link.yaml"); err == nil {
+		t.Error("Open of a link followed it; the reader must resolve links itself")
+	}
+	info, err := fs.Stat(tree, "run.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,17 +176,18 @@ func TestCommitErrors(t *testing.T) {
 		})
 	}
 
-	// The clone's own commit is there, and extracts.
+	// The clone's own commit is there, and reads.
 	head, err := shallowRepo.Commit(ctx, "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := t.TempDir()
-	if _, err := shallowRepo.Extract(ctx, head, gitrev.Select{Paths: []string{"eventing/broker.yaml"}}, dst); err != nil {
+	tree, err := shallowRepo.Tree(ctx, head)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readTree(t, dst); got["eventing/broker.yaml"] != "second broker\n" {
-		t.Errorf("shallow clone extract = %v", got)
+	defer tree.Close()
+	if got, err := fs.ReadFile(tree, "eventing/broker.yaml"); err != nil || string(got) != "second broker\n" {
+		t.Errorf("shallow clone's eventing/broker.yaml = %q, %v", got, err)
 	}
 }
 
@@ -224,54 +227,28 @@ func TestRel(t *testing.T) {
 	}
 }
 
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		got[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// TestExtractRefusesMalformedTrees makes the trees git fsck flags and git
+// TestTreeRefusesMalformedTrees makes the trees git fsck flags and git
 // fetch accepts (git's fsck.c names them: hasDot, hasDotdot, and a
-// symbolic link with entries below it), and checks that nothing is written
-// outside the destination, nor through a link.
-func TestExtractRefusesMalformedTrees(t *testing.T) {
+// symbolic link with entries below it), and checks that Tree refuses
+// them before anything reads them.
+func TestTreeRefusesMalformedTrees(t *testing.T) {
 	r := gittest.New(t)
 	ctx := context.Background()
 	blob := r.Blob("apiVersion: v1\n")
 	inner := r.Tree("100644 blob " + blob + "\tfile.yaml")
 	outside := r.Blob("../../outside")
 	inside := r.Blob("sub")
-	yamlOnly := func(p string) bool { return strings.HasSuffix(p, ".yaml") }
 	tests := []struct {
 		name string
 		tree string
-		keep func(string) bool
 		want string
 	}{
-		{"dot-dot directory", r.Tree("040000 tree " + inner + "\t.."), nil, `entry "../file.yaml" is not a relative path of plain names`},
-		{"dot directory", r.Tree("040000 tree " + inner + "\t."), nil, `entry "./file.yaml" is not a relative path of plain names`},
-		{"nested dot-dot", r.Tree("040000 tree " + r.Tree("040000 tree "+r.Tree("040000 tree "+inner+"\t..")+"\t..") + "\ta"), nil, `entry "a/../../file.yaml" is not a relative path of plain names`},
-		{"link leading out, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), nil, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
-		{"link inside, directory of the same name", r.Tree("040000 tree "+inner+"\tsub", "120000 blob "+inside+"\tlink", "040000 tree "+inner+"\tlink"), nil, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
-		// diff --base keeps only manifests: the link itself is not kept,
-		// and the files below its name were written as a directory.
-		{"link not kept, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), yamlOnly, `"link" is a symbolic link and "link/file.yaml" would be written through it`},
-		{"dot-dot not kept", r.Tree("100644 blob "+blob+"\tkept.yaml", "040000 tree "+r.Tree("100644 blob "+blob+"\tREADME")+"\t.."), yamlOnly, `entry "../README" is not a relative path of plain names`},
+		{"dot-dot directory", r.Tree("040000 tree " + inner + "\t.."), `entry "../file.yaml" is not a relative path of plain names`},
+		{"dot directory", r.Tree("040000 tree " + inner + "\t."), `entry "./file.yaml" is not a relative path of plain names`},
+		{"nested dot-dot", r.Tree("040000 tree " + r.Tree("040000 tree "+r.Tree("040000 tree "+inner+"\t..")+"\t..") + "\ta"), `entry "a/../../file.yaml" is not a relative path of plain names`},
+		{"link leading out, directory of the same name", r.Tree("120000 blob "+outside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"link inside, directory of the same name", r.Tree("040000 tree "+inner+"\tsub", "120000 blob "+inside+"\tlink", "040000 tree "+inner+"\tlink"), `"link" is a symbolic link and "link/file.yaml" would be written through it`},
+		{"dot-dot beside a manifest", r.Tree("100644 blob "+blob+"\tkept.yaml", "040000 tree "+r.Tree("100644 blob "+blob+"\tREADME")+"\t.."), `entry "../README" is not a relative path of plain names`},
 	}
 	repo, err := gitrev.Open(ctx, r.Dir)
 	if err != nil {
@@ -280,21 +257,9 @@ func TestExtractRefusesMalformedTrees(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			commit := r.CommitTree(tt.tree, tt.name)
-			parent := t.TempDir()
-			dst := filepath.Join(parent, "a", "b", "dst")
-			_, err := repo.Extract(ctx, commit, gitrev.Select{Paths: []string{"."}, Keep: tt.keep}, dst)
+			tree, err := repo.Tree(ctx, commit)
 			if !errors.Is(err, gitrev.ErrMalformedTree) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Extract = %v, want %v saying %s", err, gitrev.ErrMalformedTree, tt.want)
-			}
-			var written []string
-			filepath.WalkDir(parent, func(p string, d os.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					written = append(written, p)
-				}
-				return nil
-			})
-			if len(written) > 0 {
-				t.Errorf("Extract wrote %v", written)
+				t.Fatalf("Tree = %v, %v; want %v saying %s", tree, err, gitrev.ErrMalformedTree, tt.want)
 			}
 		})
 	}
