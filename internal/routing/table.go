@@ -199,35 +199,25 @@ func (s *EventSource) ShownIn() string { return sinkNamespace(s.SinkPath, s.Name
 // PingSources it fires (FiredIn) and the other sources feeding it
 // (ShownIn). knc build writes one such table per namespace.
 func (t *Table) ForNamespace(ns string) *Table {
-	out := &Table{APIVersion: t.APIVersion, Kind: t.Kind}
-	for _, b := range t.Brokers {
-		if b.Namespace == ns {
-			out.Brokers = append(out.Brokers, b)
-		}
+	return &Table{
+		APIVersion:  t.APIVersion,
+		Kind:        t.Kind,
+		Brokers:     keep(t.Brokers, func(b *Broker) bool { return b.Namespace == ns }),
+		Channels:    keep(t.Channels, func(c *Channel) bool { return c.Namespace == ns }),
+		PingSources: keep(t.PingSources, func(p *PingSource) bool { return p.FiredIn() == ns }),
+		Sources:     keep(t.Sources, func(s *EventSource) bool { return s.ShownIn() == ns }),
+		Sequences:   keep(t.Sequences, func(s *Sequence) bool { return s.Namespace == ns }),
+		Parallels:   keep(t.Parallels, func(p *Parallel) bool { return p.Namespace == ns }),
 	}
-	for _, c := range t.Channels {
-		if c.Namespace == ns {
-			out.Channels = append(out.Channels, c)
-		}
-	}
-	for _, p := range t.PingSources {
-		if p.FiredIn() == ns {
-			out.PingSources = append(out.PingSources, p)
-		}
-	}
-	for _, s := range t.Sources {
-		if s.ShownIn() == ns {
-			out.Sources = append(out.Sources, s)
-		}
-	}
-	for _, s := range t.Sequences {
-		if s.Namespace == ns {
-			out.Sequences = append(out.Sequences, s)
-		}
-	}
-	for _, p := range t.Parallels {
-		if p.Namespace == ns {
-			out.Parallels = append(out.Parallels, p)
+}
+
+// keep returns the elements of all that in holds for, in order; nil when
+// none, so that an empty list is left out of the table's JSON.
+func keep[T any](all []T, in func(*T) bool) []T {
+	var out []T
+	for i := range all {
+		if in(&all[i]) {
+			out = append(out, all[i])
 		}
 	}
 	return out
