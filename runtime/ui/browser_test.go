@@ -2,7 +2,6 @@ package ui_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -304,31 +303,10 @@ func TestBrowserLoadsEveryTopology(t *testing.T) {
 				t.Fatalf("%s serves nothing", top.name)
 			}
 			s := serve(t, top.table, setup{graph: top.graph})
-			_, b := get(t, s.url+"/ui/api/topology")
-			var listed struct{ Nodes []struct{ ID string } }
-			if err := json.Unmarshal(b, &listed); err != nil {
-				t.Fatal(err)
-			}
 			if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui"), chromedp.WaitVisible(`#routes tbody tr[data-id]`)); err != nil {
 				t.Fatal(err)
 			}
-			var missing []string
-			for _, n := range listed.Nodes {
-				found := evaluate[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#graph g.knc-node[data-id=%q]') && !!document.querySelector('#routes tr[data-id=%q]')`, n.ID, n.ID))
-				if !found {
-					missing = append(missing, n.ID)
-				}
-			}
-			if len(missing) > 0 {
-				t.Errorf("no box or row for %v", missing)
-			}
-			counted := evaluate[int](t, ctx, `[...document.querySelectorAll('#graph text.knc-count')].filter((t) => t.textContent !== '').length`)
-			if counted != len(listed.Nodes) {
-				t.Errorf("%d counts on the drawing, want one for each of the %d objects", counted, len(listed.Nodes))
-			}
-			if overlaps := evaluate[[]string](t, ctx, countOverlaps); len(overlaps) > 0 {
-				t.Errorf("the counts the page adds to the drawing overlap:\n%s", strings.Join(overlaps, "\n"))
-			}
+			checkPageDrawing(t, ctx, s.url)
 			if top.name != "200 Triggers" {
 				return
 			}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -52,23 +51,7 @@ func serveAsRuntime(t testing.TB, table *routing.Table) *served {
 	opts.DataDir = t.TempDir()
 	opts.HTTPAddr = "127.0.0.1:0"
 	opts.AdminAddr = "127.0.0.1:0"
-	var err error
-	eng, err = engine.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	startEngine(t, opts, &eng)
 	return &served{eng: eng, url: eng.URL(), admin: eng.AdminURL()}
 }
 

@@ -45,6 +45,30 @@ type setup struct {
 	noDrawing bool
 }
 
+// startEngine creates the engine of opts into *eng, before it starts so
+// that the page's inputs, which read *eng, find it, starts it, and shuts
+// it down when the test ends.
+func startEngine(t testing.TB, opts engine.Options, eng **engine.Engine) {
+	t.Helper()
+	e, err := engine.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*eng = e
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+}
+
 // serve starts a real engine, with its embedded NATS server, that serves
 // the page as knc run does: its inputs are the engine's table, statuses
 // and registry.
@@ -80,23 +104,7 @@ func serve(t *testing.T, table *routing.Table, s setup) *served {
 	if s.separateAdmin {
 		opts.AdminAddr = "127.0.0.1:0"
 	}
-	var err error
-	eng, err = engine.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	startEngine(t, opts, &eng)
 	return &served{eng: eng, url: eng.URL(), admin: eng.AdminURL(), recent: recent}
 }
 
