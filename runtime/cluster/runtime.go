@@ -17,6 +17,7 @@ import (
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/runtime/cluster/restmap"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/status"
@@ -165,13 +166,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	// Discovery documents are plain JSON, read as the dynamic client
-	// reads objects.
-	discoveryClient, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(r.opts.Config), httpClient)
+	mapper, err := restmap.NewForConfigAndClient(r.opts.Config, httpClient)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	mapper := newDiscoveryMapper(discoveryClient)
 	writer := &statusWriter{client: dyn}
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))

@@ -1,9 +1,12 @@
-package cluster
+// Package restmap maps the kinds of references to their resources for the
+// runtime, from the API server's discovery documents.
+package restmap
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -11,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
 
-// discoveryMapper maps a kind to its resource from the API server's
+// Mapper maps a kind to its resource from the API server's
 // discovery document of the kind's group version (/api/v1 or
 // /apis/GROUP/VERSION), read with a plain REST client and kept per group
 // version. A kind the kept document does not list is looked up again
@@ -23,7 +27,7 @@ import (
 // scheme of every built-in API group (most of k8s.io/api) into the
 // runtime's binary; the runtime only ever maps the kinds of the
 // references it resolves.
-type discoveryMapper struct {
+type Mapper struct {
 	client rest.Interface
 
 	mu sync.Mutex
@@ -32,13 +36,25 @@ type discoveryMapper struct {
 	versions map[schema.GroupVersion]meta.RESTMapper
 }
 
-func newDiscoveryMapper(client rest.Interface) *discoveryMapper {
-	return &discoveryMapper{client: client, versions: map[schema.GroupVersion]meta.RESTMapper{}}
+// NewForConfigAndClient returns a Mapper that reads discovery documents
+// as cfg says, over httpClient, as the dynamic client reads objects.
+func NewForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*Mapper, error) {
+	client, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(cfg), httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return New(client), nil
+}
+
+// New returns a Mapper that reads discovery documents through client, a
+// REST client of the API server's root that decodes JSON.
+func New(client rest.Interface) *Mapper {
+	return &Mapper{client: client, versions: map[schema.GroupVersion]meta.RESTMapper{}}
 }
 
 // RESTMapping returns the mapping of gk in version, or an error that
 // meta.IsNoMatchError recognises when the API server does not serve it.
-func (m *discoveryMapper) RESTMapping(ctx context.Context, gk schema.GroupKind, version string) (*meta.RESTMapping, error) {
+func (m *Mapper) RESTMapping(ctx context.Context, gk schema.GroupKind, version string) (*meta.RESTMapping, error) {
 	gv := schema.GroupVersion{Group: gk.Group, Version: version}
 	m.mu.Lock()
 	known, ok := m.versions[gv]
@@ -61,7 +77,7 @@ func (m *discoveryMapper) RESTMapping(ctx context.Context, gk schema.GroupKind, 
 
 // read fetches the discovery document of gv and returns a mapper of the
 // resources it lists.
-func (m *discoveryMapper) read(ctx context.Context, gv schema.GroupVersion) (meta.RESTMapper, error) {
+func (m *Mapper) read(ctx context.Context, gv schema.GroupVersion) (meta.RESTMapper, error) {
 	path := "/apis/" + gv.Group + "/" + gv.Version
 	if gv.Group == "" {
 		path = "/api/" + gv.Version
