@@ -184,11 +184,13 @@ func TestMergeConditionsAsFlux(t *testing.T) {
 			start := time.Now()
 			fluxAfter := tc.before.DeepCopyObject().(*cluster.LiveObject)
 			runFlux(fluxAfter, tc.ops)
+			fluxAfter.Status.ObservedGeneration = fluxAfter.Generation // as both patchers do first
 			fluxLatest := tc.latest.DeepCopyObject().(*cluster.LiveObject)
 			fluxErr := fluxconditions.NewPatch(tc.before, fluxAfter).Apply(fluxLatest, fluxconditions.WithOwnedConditions(owned...))
 
 			ourAfter := tc.before.DeepCopyObject().(*cluster.LiveObject)
 			runOurs(ourAfter, tc.ops)
+			ourAfter.Status.ObservedGeneration = ourAfter.Generation
 			ourLatest := tc.latest.DeepCopyObject().(*cluster.LiveObject)
 			ourErr := statuspatch.MergeConditions(tc.before, ourAfter, ourLatest, owned)
 
