@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,19 +54,6 @@ var (
 
 // owned are the condition types the tests' knc writer owns.
 var owned = []string{"Ready", "Addressable"}
-
-// installThingsOnce installs thingCRD once per test binary.
-var installOnce sync.Once
-var installErr error
-
-func installThingsOnce(env *kubetest.Env) error {
-	installOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		installErr = env.InstallCRDYAML(ctx, []byte(thingCRD))
-	})
-	return installErr
-}
 
 // writer writes a status change the way one implementation does. Its
 // client's Get calls w.afterGet after reading, so that a test can change
@@ -347,7 +333,9 @@ var scenarios = []struct {
 // Times stamped during the run are compared as such.
 func TestPatchAsFlux(t *testing.T) {
 	env := kubetest.Current(t)
-	if err := installThingsOnce(env); err != nil {
+	install, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := env.InstallCRDYAML(install, []byte(thingCRD)); err != nil { // creates or updates
 		t.Fatal(err)
 	}
 	cfg := env.Config()
@@ -405,4 +393,3 @@ func create(t *testing.T, w *world) {
 	}
 	w.record()
 }
-
