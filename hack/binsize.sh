@@ -38,8 +38,10 @@ function pkgof(sym,   i, rest, dot) {
 $1 == "MOD" { mods[++nmods] = $2; next }
 $1 == "SYM" {
 	size = $2; sym = $3
-	# A dot in the last element of a path is escaped in symbols.
-	if (sym ~ /^go:|^type:|^go\.|^\$|^_/) { p = "(types-and-linker-data)" } else { p = pkgof(sym); gsub(/%2e/, ".", p) }
+	# A dot in the last element of a path is escaped in symbols. The
+	# symbols of the linker start with "go." too, but never with a host
+	# name and a slash as a module such as go.opentelemetry.io/otel does.
+	if (sym ~ /^go:|^type:|^\$|^_/ || sym ~ /^go\./ && sym !~ /^go\.[a-z0-9-]+\.[a-z]+\//) { p = "(types-and-linker-data)" } else { p = pkgof(sym); gsub(/%2e/, ".", p) }
 	bypkg[p] += size
 	total += size
 }

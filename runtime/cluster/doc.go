@@ -22,13 +22,22 @@
 // Channel is missing or not ready; Channel status.subscribers carries the
 // uid and generation of each live Subscription.
 //
+// Status is written by package statuspatch over the dynamic client, with
+// the semantics of Flux's status patch helper: the conditions knc owns
+// win over another writer's, the others are kept, lastTransitionTime
+// moves only when a condition's state does, observedGeneration is set,
+// and a conflict is retried on the latest object. The kinds of the
+// references are mapped to resources by package restmap, from the API
+// server's discovery documents.
+//
 // Knative's apis.Condition and metav1.Condition have the same fields but
-// two: a Knative condition has a severity and no observedGeneration. The
-// objects of this package satisfy the conditions.Getter and Setter
-// interfaces of github.com/fluxcd/pkg/runtime by reporting the status's
-// observedGeneration as every condition's, and by keeping the severity of
-// a condition of the same type that is already there (knc's own
-// conditions are all of error severity, which is the empty one).
+// two: a Knative condition has a severity and no observedGeneration.
+// LiveObject satisfies statuspatch's Getter and Setter (the method sets
+// of Flux's conditions.Getter and Setter, which its tests use as the
+// reference) by reporting the status's observedGeneration as every
+// condition's, and by keeping the severity of a condition of the same
+// type that is already there (knc's own conditions are all of error
+// severity, which is the empty one).
 //
 // Drift is found by hashing the live spec exactly as the compiler hashes
 // the compiled one (SpecHash): both decode into the spec types of package
@@ -38,6 +47,9 @@
 //
 // This package must not import cuelang.org/go, sigs.k8s.io/kustomize or
 // anything under github.com/knc-dev/knc/compiler: the runtime starts from
-// the routing table and the live objects, never from manifests. It never
-// prints; it logs through the slog.Logger it is given.
+// the routing table and the live objects, never from manifests. Nor may
+// it link k8s.io/api, client-go's typed clientsets, informers or
+// discovery, controller-runtime or Flux's libraries, which made up over
+// a third of the runtime's binary (test/layers checks both). It never prints; it
+// logs through the slog.Logger it is given.
 package cluster

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/runtime/status"
@@ -119,96 +118,26 @@ type KReference struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
-// The four kinds are distinct Go types so that a scheme maps each to one
-// GroupVersionKind, as controller-runtime's client requires.
-type (
-	// Broker is the partial schema of eventing.knative.dev/v1 Broker.
-	Broker struct {
-		LiveObject `json:",inline"`
+// resourceOf returns the resource of a kind the runtime writes.
+func resourceOf(kind string) (schema.GroupVersionResource, error) {
+	if kind == knative.KindPingSource {
+		return PingSourcesResource, nil
 	}
-	// Trigger is the partial schema of eventing.knative.dev/v1 Trigger.
-	Trigger struct {
-		LiveObject `json:",inline"`
+	for _, k := range kinds {
+		if k.kind == kind {
+			return k.resource, nil
+		}
 	}
-	// Channel is the partial schema of messaging.knative.dev/v1 Channel.
-	Channel struct {
-		LiveObject `json:",inline"`
-	}
-	// Subscription is the partial schema of messaging.knative.dev/v1
-	// Subscription.
-	Subscription struct {
-		LiveObject `json:",inline"`
-	}
-	// PingSource is the partial schema of sources.knative.dev/v1
-	// PingSource.
-	PingSource struct {
-		LiveObject `json:",inline"`
-	}
-	// Sequence is the partial schema of flows.knative.dev/v1 Sequence.
-	Sequence struct {
-		LiveObject `json:",inline"`
-	}
-	// Parallel is the partial schema of flows.knative.dev/v1 Parallel.
-	Parallel struct {
-		LiveObject `json:",inline"`
-	}
-)
-
-// Scheme returns a scheme holding the four kinds and PingSource.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindBroker), &Broker{})
-	s.AddKnownTypeWithName(EventingV1.WithKind(knative.KindTrigger), &Trigger{})
-	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindChannel), &Channel{})
-	s.AddKnownTypeWithName(MessagingV1.WithKind(knative.KindSubscription), &Subscription{})
-	s.AddKnownTypeWithName(SourcesV1.WithKind(knative.KindPingSource), &PingSource{})
-	s.AddKnownTypeWithName(FlowsV1.WithKind(knative.KindSequence), &Sequence{})
-	s.AddKnownTypeWithName(FlowsV1.WithKind(knative.KindParallel), &Parallel{})
-	metav1.AddToGroupVersion(s, EventingV1)
-	metav1.AddToGroupVersion(s, MessagingV1)
-	metav1.AddToGroupVersion(s, SourcesV1)
-	metav1.AddToGroupVersion(s, FlowsV1)
-	return s
+	return schema.GroupVersionResource{}, fmt.Errorf("unknown kind %q", kind)
 }
 
-// newTyped returns an empty object of kind.
-func newTyped(kind string) (client.Object, *LiveObject, error) {
-	switch kind {
-	case knative.KindBroker:
-		o := &Broker{}
-		return o, &o.LiveObject, nil
-	case knative.KindTrigger:
-		o := &Trigger{}
-		return o, &o.LiveObject, nil
-	case knative.KindChannel:
-		o := &Channel{}
-		return o, &o.LiveObject, nil
-	case knative.KindSubscription:
-		o := &Subscription{}
-		return o, &o.LiveObject, nil
-	case knative.KindPingSource:
-		o := &PingSource{}
-		return o, &o.LiveObject, nil
-	case knative.KindSequence:
-		o := &Sequence{}
-		return o, &o.LiveObject, nil
-	case knative.KindParallel:
-		o := &Parallel{}
-		return o, &o.LiveObject, nil
+// fromUnstructured converts a live object to its partial schema.
+func fromUnstructured(kind string, u *unstructured.Unstructured) (*LiveObject, error) {
+	obj := &LiveObject{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, fmt.Errorf("reading %s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
 	}
-	return nil, nil, fmt.Errorf("unknown kind %q", kind)
-}
-
-// fromUnstructured converts a live object to its typed partial schema.
-func fromUnstructured(kind string, u *unstructured.Unstructured) (client.Object, *LiveObject, error) {
-	typed, obj, err := newTyped(kind)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-		return nil, nil, fmt.Errorf("reading %s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
-	}
-	return typed, obj, nil
+	return obj, nil
 }
 
 // DeepCopyInto copies o into out.
@@ -246,55 +175,13 @@ func (s *LiveStatus) DeepCopyInto(out *LiveStatus) {
 }
 
 // DeepCopyObject implements runtime.Object.
-func (b *Broker) DeepCopyObject() runtime.Object {
-	out := &Broker{}
-	b.DeepCopyInto(&out.LiveObject)
+func (o *LiveObject) DeepCopyObject() runtime.Object {
+	out := &LiveObject{}
+	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObject implements runtime.Object.
-func (t *Trigger) DeepCopyObject() runtime.Object {
-	out := &Trigger{}
-	t.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (c *Channel) DeepCopyObject() runtime.Object {
-	out := &Channel{}
-	c.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (s *Subscription) DeepCopyObject() runtime.Object {
-	out := &Subscription{}
-	s.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (p *PingSource) DeepCopyObject() runtime.Object {
-	out := &PingSource{}
-	p.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (s *Sequence) DeepCopyObject() runtime.Object {
-	out := &Sequence{}
-	s.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (p *Parallel) DeepCopyObject() runtime.Object {
-	out := &Parallel{}
-	p.DeepCopyInto(&out.LiveObject)
-	return out
-}
-
-// GetConditions implements conditions.Getter. A Knative condition has no
+// GetConditions implements statuspatch.Getter. A Knative condition has no
 // observedGeneration of its own: the status's stands for all of them.
 func (o *LiveObject) GetConditions() []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(o.Status.Conditions))
@@ -314,7 +201,7 @@ func (o *LiveObject) GetConditions() []metav1.Condition {
 	return out
 }
 
-// SetConditions implements conditions.Setter. The severity of a condition
+// SetConditions implements statuspatch.Setter. The severity of a condition
 // that keeps its type is kept; a new condition is of error severity.
 func (o *LiveObject) SetConditions(conds []metav1.Condition) {
 	severity := map[string]string{}

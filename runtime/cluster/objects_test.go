@@ -12,7 +12,7 @@ import (
 // Flux's metav1.Condition helpers: the status's observedGeneration stands
 // for every condition's, and a severity survives a change of status.
 func TestConditionMapping(t *testing.T) {
-	b := &Broker{}
+	b := &LiveObject{}
 	b.Generation = 3
 	b.Status.ObservedGeneration = 2
 	b.Status.Conditions = []LiveCondition{

@@ -18,11 +18,10 @@ import (
 // DefaultClusterDomain is the DNS domain of a cluster's Services.
 const DefaultClusterDomain = "cluster.local"
 
-// mapper is the part of a RESTMapper the resolver needs; Reset forgets
-// what discovery said, for kinds installed after the runtime started.
+// mapper maps a referent's kind to its resource. A kind installed after
+// the runtime started is found: a miss asks the API server again.
 type mapper interface {
-	RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error)
-	Reset()
+	RESTMapping(ctx context.Context, gk schema.GroupKind, version string) (*meta.RESTMapping, error)
 }
 
 // Resolver resolves the Refs of a routing table through the Kubernetes API:
@@ -80,12 +79,7 @@ func (r *Resolver) Resolve(ctx context.Context, d routing.Destination) (*url.URL
 		return nil, fmt.Errorf("%s %s/%s: apiVersion %q: %w", ref.Kind, ref.Namespace, ref.Name, ref.APIVersion, err)
 	}
 	gk := gv.WithKind(ref.Kind).GroupKind()
-	mapping, err := r.mapper.RESTMapping(gk, gv.Version)
-	if meta.IsNoMatchError(err) {
-		// The kind may have been installed since discovery was read.
-		r.mapper.Reset()
-		mapping, err = r.mapper.RESTMapping(gk, gv.Version)
-	}
+	mapping, err := r.mapper.RESTMapping(ctx, gk, gv.Version)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s (%s): %w: %w", ref.Kind, ref.Namespace, ref.Name, ref.APIVersion, resolve.ErrNotAddressable, err)
 	}

@@ -12,15 +12,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knc-dev/knc/internal/knative"
 	"github.com/knc-dev/knc/internal/routing"
+	"github.com/knc-dev/knc/runtime/cluster/restmap"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/resolve"
 	"github.com/knc-dev/knc/runtime/status"
@@ -161,20 +158,19 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(r.opts.Config)
+	httpClient, err := rest.HTTPClientFor(r.opts.Config)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(r.opts.Config)
+	dyn, err := dynamic.NewForConfigAndClient(r.opts.Config, httpClient)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	cl, err := client.New(r.opts.Config, client.Options{Scheme: Scheme(), Mapper: mapper})
+	mapper, err := restmap.NewForConfigAndClient(r.opts.Config, httpClient)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	writer := &statusWriter{client: cl}
+	writer := &statusWriter{client: dyn}
 
 	watchCtx, stopWatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatches()

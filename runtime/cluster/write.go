@@ -6,45 +6,44 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/knc-dev/knc/runtime/cluster/statuspatch"
 )
 
 // FieldOwner is the field manager of the runtime's status writes.
 const FieldOwner = "knc-runtime"
 
 // statusWriter writes desired statuses through the /status subresource
-// with Flux's patch helper: the conditions knc owns win over another
-// writer's, observedGeneration is the live metadata.generation, and
-// nothing outside status is ever sent.
+// with package statuspatch, which keeps the semantics of Flux's patch
+// helper: the conditions knc owns win over another writer's,
+// observedGeneration is the live metadata.generation, and nothing outside
+// status is ever sent.
 type statusWriter struct {
-	client client.Client
+	client dynamic.Interface
 }
 
 // write patches the status of d.live when it differs from d, and reports
 // whether it did.
 func (w *statusWriter) write(ctx context.Context, d desiredStatus) (bool, error) {
-	typed, obj, err := fromUnstructured(d.kind, d.live)
+	resource, err := resourceOf(d.kind)
 	if err != nil {
 		return false, err
 	}
-	helper, err := patch.NewHelper(typed, w.client)
+	before, err := fromUnstructured(d.kind, d.live)
 	if err != nil {
-		return false, fmt.Errorf("%s %s/%s: %w", d.kind, obj.Namespace, obj.Name, err)
+		return false, err
 	}
-	var before LiveStatus
-	obj.Status.DeepCopyInto(&before)
-	apply(typed.(conditions.Setter), obj, d)
-	if reflect.DeepEqual(before, obj.Status) && obj.Status.ObservedGeneration == obj.Generation {
+	obj := before.DeepCopyObject().(*LiveObject)
+	apply(obj, d)
+	if reflect.DeepEqual(before.Status, obj.Status) && obj.Status.ObservedGeneration == obj.Generation {
 		return false, nil
 	}
-	err = helper.Patch(ctx, typed,
-		patch.WithOwnedConditions{Conditions: ownedConditions},
-		patch.WithStatusObservedGeneration{},
-		patch.WithFieldOwner(FieldOwner),
-	)
+	err = statuspatch.Patch(ctx, w.client.Resource(resource).Namespace(obj.Namespace), before, obj, statuspatch.Options{
+		FieldManager:    FieldOwner,
+		OwnedConditions: ownedConditions,
+	})
 	if err != nil {
 		return false, fmt.Errorf("patching the status of %s %s/%s: %w", d.kind, obj.Namespace, obj.Name, err)
 	}
@@ -52,14 +51,14 @@ func (w *statusWriter) write(ctx context.Context, d desiredStatus) (bool, error)
 }
 
 // apply sets d's conditions and fields on obj. Conditions go through
-// Flux's conditions.Set, which keeps lastTransitionTime while a
-// condition's state is unchanged; knc-owned conditions d no longer has
-// are removed, others' are kept.
-func apply(setter conditions.Setter, obj *LiveObject, d desiredStatus) {
+// statuspatch.Set, which keeps lastTransitionTime while a condition's
+// state is unchanged; knc-owned conditions d no longer has are removed,
+// others' are kept.
+func apply(obj *LiveObject, d desiredStatus) {
 	want := map[string]bool{}
 	for _, c := range d.status.Conditions {
 		want[c.Type] = true
-		conditions.Set(setter, &metav1.Condition{
+		statuspatch.Set(obj, &metav1.Condition{
 			Type:    c.Type,
 			Status:  metav1.ConditionStatus(c.Status),
 			Reason:  c.Reason,
@@ -67,8 +66,8 @@ func apply(setter conditions.Setter, obj *LiveObject, d desiredStatus) {
 		})
 	}
 	for _, t := range ownedConditions {
-		if !want[t] && conditions.Has(setter, t) {
-			conditions.Delete(setter, t)
+		if !want[t] && statuspatch.Has(obj, t) {
+			statuspatch.Delete(obj, t)
 		}
 	}
 	s := &obj.Status

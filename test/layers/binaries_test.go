@@ -29,6 +29,18 @@ var notInTheRuntime = []string{
 	module + "/plugins",
 	module + "/schema",
 	module + "/internal/topology/layout",
+	// Size: these bring in every built-in API group of k8s.io/api
+	// (client-go's scheme, typed clientsets and informers), gnostic and
+	// kube-openapi's models, for a runtime that reads and writes Knative
+	// objects through the dynamic client only. Status is written with
+	// runtime/cluster/statuspatch, kinds are mapped with
+	// runtime/cluster/restmap.
+	"k8s.io/api/",
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/informers",
+	"k8s.io/client-go/discovery",
+	"sigs.k8s.io/controller-runtime",
+	"github.com/fluxcd/",
 }
 
 // binaries are the commands knc ships.
@@ -85,7 +97,7 @@ func TestBinariesLinkNoTestOnlyModules(t *testing.T) {
 
 // TestRuntimeBinaryLinksOnlyTheRuntime fails when knc-runtime, the
 // binary of the runtime's image, links the compiler, CUE, kustomize, Lua
-// or Graphviz.
+// or Graphviz, or the Kubernetes libraries that would double its size.
 func TestRuntimeBinaryLinksOnlyTheRuntime(t *testing.T) {
 	p := list(t, "./cmd/knc-runtime")
 	if len(p) != 1 {
