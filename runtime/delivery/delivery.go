@@ -61,6 +61,12 @@ type Sender struct {
 	Client *http.Client
 	// MaxReplyBytes bounds a reply's body; 0 means no limit.
 	MaxReplyBytes int64
+
+	// direct sends the plain-HTTP requests of defaultClient, the Client
+	// NewSender made (see directClient); a Client set by the caller sends
+	// everything itself.
+	direct        *directClient
+	defaultClient *http.Client
 }
 
 // Option configures a Sender.
@@ -102,6 +108,7 @@ func NewSender(opts ...Option) *Sender {
 		// follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	s.direct, s.defaultClient = newDirectClient(transport), s.Client
 	return s
 }
 
@@ -226,6 +233,9 @@ func hasExtension(e *event.Event, name string) bool {
 // the request directly.
 func (s *Sender) send(req *http.Request) (*http.Response, error) {
 	c := s.Client
+	if c == s.defaultClient && s.direct != nil && s.direct.canSend(req) {
+		return s.direct.roundTrip(req)
+	}
 	if c.Jar != nil || c.Timeout != 0 || c.CheckRedirect == nil {
 		return c.Do(req)
 	}
