@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -172,4 +173,28 @@ func gvkString(gvk *schema.GroupVersionKind) string {
 		return "an unknown kind"
 	}
 	return gvk.String()
+}
+
+// SchemalessCRD returns the YAML of a namespaced CRD of group whose v1
+// objects may hold any fields and have a status subresource: a test kind
+// for what reads and writes objects without knowing their schema.
+func SchemalessCRD(group, kind, plural string) []byte {
+	return fmt.Appendf(nil, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[3]s.%[1]s
+spec:
+  group: %[1]s
+  names: {kind: %[2]s, listKind: %[2]sList, plural: %[3]s, singular: %[4]s}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`, group, kind, plural, strings.ToLower(kind))
 }

@@ -52,21 +52,27 @@ func validateV03(e *event.Event) (*event.Event, error) {
 	return e, nil
 }
 
-// newV03Request builds the POST that delivers a 0.3 event with the SDK's
-// writer, in binary mode unless format is routing.FormatJSON.
-func newV03Request(ctx context.Context, e *event.Event, url, format string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+// encodeV03 returns the headers and body of the POST that delivers a 0.3
+// event, written by the SDK's writer, in binary mode unless format is
+// routing.FormatJSON.
+func encodeV03(e *event.Event, format string) (http.Header, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, "http://encoding.invalid/", nil)
 	if err != nil {
-		return nil, fmt.Errorf("building request for event %s: %w", e.ID(), err)
+		return nil, nil, err
 	}
+	ctx := binding.WithForceBinary(context.Background())
 	if format == routing.FormatJSON {
-		ctx = binding.WithForceStructured(ctx)
-	} else {
-		ctx = binding.WithForceBinary(ctx)
+		ctx = binding.WithForceStructured(context.Background())
 	}
 	if err := sdkhttp.WriteRequest(ctx, binding.ToMessage(e), req); err != nil {
-		return nil, fmt.Errorf("encoding event %s: %w", e.ID(), err)
+		return nil, nil, fmt.Errorf("encoding event %s: %w", e.ID(), err)
+	}
+	var body []byte
+	if req.Body != nil {
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, nil, fmt.Errorf("encoding event %s: %w", e.ID(), err)
+		}
 	}
 	req.Header.Set("Prefer", "reply")
-	return req, nil
+	return req.Header, body, nil
 }

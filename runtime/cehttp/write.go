@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,36 +22,41 @@ import (
 // routing.FormatJSON or when e's attributes cannot travel in headers
 // unchanged. It sets "Prefer: reply". The payload bytes are never modified.
 func NewRequest(ctx context.Context, e *event.Event, url string, format string) (*http.Request, error) {
+	h, body, err := Encode(e, format)
+	if err != nil {
+		return nil, fmt.Errorf("building request for %s: %w", url, err)
+	}
+	req, err := NewPost(ctx, url, body)
+	if err != nil {
+		return nil, fmt.Errorf("building request for event %s: %w", e.ID(), err)
+	}
+	req.Header = h
+	return req, nil
+}
+
+// Encode returns the headers and body of the POST that delivers e, as
+// NewRequest builds it: what does not depend on where it goes.
+func Encode(e *event.Event, format string) (http.Header, []byte, error) {
 	if e.Context == nil {
-		return nil, fmt.Errorf("building request for %s: event has no context", url)
+		return nil, nil, errors.New("event has no context")
 	}
 	if _, ok := e.Context.(*event.EventContextV03); ok {
-		return newV03Request(ctx, e, url, format)
+		return encodeV03(e, format)
 	}
 	ec := asV1(e.Context)
 	if format != routing.FormatJSON {
 		if h, ok := binaryHeaders(ec); ok {
-			req, err := newPost(ctx, url, e.DataEncoded)
-			if err != nil {
-				return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
-			}
-			req.Header = h
-			return req, nil
+			return h, e.DataEncoded, nil
 		}
 	}
 	body, err := structuredBody(e)
 	if err != nil {
-		return nil, fmt.Errorf("encoding event %s in structured mode: %w", ec.ID, err)
+		return nil, nil, fmt.Errorf("encoding event %s in structured mode: %w", ec.ID, err)
 	}
-	req, err := newPost(ctx, url, body)
-	if err != nil {
-		return nil, fmt.Errorf("building request for event %s: %w", ec.ID, err)
-	}
-	req.Header = http.Header{
+	return http.Header{
 		headerContentType: {MediaTypeStructured},
 		"Prefer":          {"reply"},
-	}
-	return req, nil
+	}, body, nil
 }
 
 // postTemplates hold a POST to each URL, parsed once: a runtime posts to a
@@ -58,10 +64,10 @@ func NewRequest(ctx context.Context, e *event.Event, url string, format string) 
 // more than the rest of building it.
 var postTemplates boundedCache[*http.Request]
 
-// newPost returns a POST of body to url, with ctx and no header. Requests
+// NewPost returns a POST of body to url, with ctx and no header. Requests
 // to one URL share its parsed *url.URL, which nothing sending them
 // modifies.
-func newPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
+func NewPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
 	tmpl, ok := postTemplates.get(url)
 	if !ok {
 		var err error

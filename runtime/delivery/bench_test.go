@@ -47,6 +47,20 @@ func BenchmarkAttempt(b *testing.B) {
 				}
 			})
 		})
+		b.Run(name+"/knc-shared-encoding", func(b *testing.B) {
+			// As each delivery of a fan-out sends: the event encoded once.
+			sender := NewSender()
+			enc, err := Encode(&e, routing.FormatBinary, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := Options{Format: routing.FormatBinary, Timeout: 10 * time.Second, Encoded: enc}
+			run(b, parallel, func() {
+				if r := sender.Send(ctx, &e, srv.URL, o); !r.Success {
+					b.Fatalf("attempt failed: %+v", r)
+				}
+			})
+		})
 		b.Run(name+"/nethttp", func(b *testing.B) {
 			client := &http.Client{Transport: NewSender().Client.Transport}
 			run(b, parallel, func() {

@@ -129,6 +129,48 @@ type Options struct {
 	// OmitExtension names an extension the request leaves out: Knative's
 	// Broker filter removes knativebrokerttl before it delivers.
 	OmitExtension string
+	// Encoded, when it was made for this Format and OmitExtension, is
+	// the event's request as Encode made it: the deliveries of one event
+	// share it rather than each encoding the event again.
+	Encoded *Encoded
+}
+
+// Encoded is an event's request headers and body in one format, without
+// what differs between deliveries (the URL, Options.Header). It is never
+// modified once made, so concurrent deliveries share it.
+type Encoded struct {
+	format, omit string
+	header       http.Header
+	body         []byte
+}
+
+// Encode encodes e for requests in format without the extension omit
+// (none when empty), as Send does.
+func Encode(e *event.Event, format, omit string) (*Encoded, error) {
+	h, body, err := cehttp.Encode(e, format)
+	if err != nil {
+		return nil, err
+	}
+	enc := &Encoded{format: format, omit: omit, header: h, body: body}
+	if omit == "" || !hasExtension(e, omit) {
+		return enc, nil
+	}
+	if _, binary := h["Ce-Specversion"]; binary {
+		// h is this encoding's own.
+		h.Del("Ce-" + omit)
+		return enc, nil
+	}
+	c := e.Clone()
+	_ = c.Context.SetExtension(omit, nil)
+	if enc.header, enc.body, err = cehttp.Encode(&c, format); err != nil {
+		return nil, err
+	}
+	return enc, nil
+}
+
+// For tells whether enc was made for requests in format without omit.
+func (enc *Encoded) For(format, omit string) bool {
+	return enc != nil && enc.format == format && enc.omit == omit
 }
 
 // Attempt posts e once to url in the given format (routing.FormatBinary or
@@ -148,16 +190,21 @@ func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	req, err := s.newRequest(ctx, e, url, o)
-	if err != nil {
-		// A request that cannot be built will not build on a retry either.
-		return Result{Err: err}
+	enc := o.Encoded
+	if !enc.For(o.Format, o.OmitExtension) {
+		var err error
+		if enc, err = Encode(e, o.Format, o.OmitExtension); err != nil {
+			// A request that cannot be built will not build on a retry
+			// either.
+			return Result{Err: fmt.Errorf("building request for %s: %w", url, err)}
+		}
 	}
-	for name, values := range o.Header {
-		req.Header[name] = values
-	}
-	resp, err := s.send(req)
+	resp, err := s.post(ctx, url, enc, o.Header)
 	if err != nil {
+		var built *buildError
+		if errors.As(err, &built) {
+			return Result{Err: err}
+		}
 		return Result{Retryable: true, Err: fmt.Errorf("delivering to %s: %w", url, err)}
 	}
 	defer closeBody(resp.Body)
@@ -196,24 +243,34 @@ func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options
 	return r
 }
 
-// newRequest builds the request of e, without o.OmitExtension: removed
-// from the headers of a binary-mode request, which costs nothing, or from a
-// copy of the event for a structured one.
-func (s *Sender) newRequest(ctx context.Context, e *event.Event, url string, o Options) (*http.Request, error) {
-	req, err := cehttp.NewRequest(ctx, e, url, o.Format)
-	if err != nil || o.OmitExtension == "" {
-		return req, err
+// buildError is an error of building a request, which no retry mends.
+type buildError struct{ err error }
+
+func (e *buildError) Error() string { return e.err.Error() }
+func (e *buildError) Unwrap() error { return e.err }
+
+// post sends enc to url with the headers extra besides enc's. enc's
+// headers are shared with other deliveries: the direct client writes both
+// sets without merging them, and only a request for the Transport gets a
+// merged copy.
+func (s *Sender) post(ctx context.Context, url string, enc *Encoded, extra http.Header) (*http.Response, error) {
+	req, err := cehttp.NewPost(ctx, url, enc.body)
+	if err != nil {
+		return nil, &buildError{fmt.Errorf("building request for %s: %w", url, err)}
 	}
-	if !hasExtension(e, o.OmitExtension) {
-		return req, nil
+	req.Header = enc.header
+	if s.Client == s.defaultClient && s.direct != nil && s.direct.canSend(req, extra) {
+		return s.direct.roundTrip(req, extra)
 	}
-	if _, binary := req.Header["Ce-Specversion"]; binary {
-		req.Header.Del("Ce-" + o.OmitExtension)
-		return req, nil
+	h := make(http.Header, len(enc.header)+len(extra))
+	for name, values := range enc.header {
+		h[name] = values
 	}
-	c := e.Clone()
-	_ = c.Context.SetExtension(o.OmitExtension, nil)
-	return cehttp.NewRequest(ctx, &c, url, o.Format)
+	for name, values := range extra {
+		h[name] = values
+	}
+	req.Header = h
+	return s.send(req)
 }
 
 // hasExtension tells whether e has the extension name, without the copy of
@@ -233,9 +290,6 @@ func hasExtension(e *event.Event, name string) bool {
 // the request directly.
 func (s *Sender) send(req *http.Request) (*http.Response, error) {
 	c := s.Client
-	if c == s.defaultClient && s.direct != nil && s.direct.canSend(req) {
-		return s.direct.roundTrip(req)
-	}
 	if c.Jar != nil || c.Timeout != 0 || c.CheckRedirect == nil {
 		return c.Do(req)
 	}

@@ -70,7 +70,10 @@ func newDirectClient(t *http.Transport) *directClient {
 
 // canSend tells whether req can be sent directly: a POST to a plain-HTTP
 // URL with an ASCII host that no proxy is configured for.
-func (c *directClient) canSend(req *http.Request) bool {
+func (c *directClient) canSend(req *http.Request, extra http.Header) bool {
+	if _, ok := extra["Host"]; ok {
+		return false
+	}
 	if req.Method != http.MethodPost || req.ContentLength < 0 || req.Close ||
 		(req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
 		return false
@@ -102,12 +105,16 @@ func asciiHost(h string) bool {
 // body must be closed: that gives the connection back. A request on a
 // kept-alive connection that the subscriber closed before answering is
 // sent again on a new one, once, as http.Transport does.
-func (c *directClient) roundTrip(req *http.Request) (*http.Response, error) {
+//
+// The request carries req.Header and extra, whose fields replace those of
+// the same name in req.Header: the event's headers are shared by the
+// deliveries of its fan-out, and are not copied to add a delivery's own.
+func (c *directClient) roundTrip(req *http.Request, extra http.Header) (*http.Response, error) {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkHeader(req.Header); err != nil {
+	if err := errors.Join(checkHeader(req.Header), checkHeader(extra)); err != nil {
 		return nil, err
 	}
 	addr := canonicalAddr(req.URL)
@@ -117,7 +124,7 @@ func (c *directClient) roundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.exchange(ctx, conn, req, body)
+		resp, err := c.exchange(ctx, conn, req, extra, body)
 		if err == nil {
 			return resp, nil
 		}
@@ -143,9 +150,9 @@ func (c *directClient) roundTrip(req *http.Request) (*http.Response, error) {
 
 // exchange writes the request on conn and reads the head of the response,
 // stopping both when ctx is done.
-func (c *directClient) exchange(ctx context.Context, conn *directConn, req *http.Request, body io.Reader) (*http.Response, error) {
+func (c *directClient) exchange(ctx context.Context, conn *directConn, req *http.Request, extra http.Header, body io.Reader) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(aLongTimeAgo) })
-	resp, err := c.writeAndRead(conn, req, body)
+	resp, err := c.writeAndRead(conn, req, extra, body)
 	if err != nil {
 		stop()
 		return nil, err
@@ -154,8 +161,8 @@ func (c *directClient) exchange(ctx context.Context, conn *directConn, req *http
 	return resp, nil
 }
 
-func (c *directClient) writeAndRead(conn *directConn, req *http.Request, body io.Reader) (*http.Response, error) {
-	writeHead(conn.bw, req)
+func (c *directClient) writeAndRead(conn *directConn, req *http.Request, extra http.Header, body io.Reader) (*http.Response, error) {
+	writeHead(conn.bw, req, extra)
 	if body != nil {
 		n, err := io.Copy(conn.bw, body)
 		if err != nil {
@@ -341,17 +348,19 @@ func checkHeader(h http.Header) error {
 	return nil
 }
 
-// writeHead writes the request line and header block of req as net/http's
-// Request.Write does for a Transport: Host, User-Agent and Content-Length
-// first, then the request's headers (in no particular order, which HTTP
-// allows for fields of different names).
-func writeHead(w *bufio.Writer, req *http.Request) {
+// writeHead writes the request line and header block of req, with the
+// fields of extra instead of those of req.Header of the same name, as
+// net/http's Request.Write does for a Transport: Host, User-Agent and
+// Content-Length first, then the other fields (in no particular order,
+// which HTTP allows for fields of different names).
+func writeHead(w *bufio.Writer, req *http.Request, extra http.Header) {
 	w.WriteString("POST ")
 	w.WriteString(req.URL.RequestURI())
 	w.WriteString(" HTTP/1.1\r\nHost: ")
 	w.WriteString(req.URL.Host)
 	w.WriteString("\r\n")
-	if _, ok := req.Header["User-Agent"]; !ok {
+	_, ua := req.Header["User-Agent"]
+	if _, ok := extra["User-Agent"]; !ok && !ua {
 		w.WriteString("User-Agent: Go-http-client/1.1\r\n")
 	}
 	w.WriteString("Content-Length: ")
@@ -359,18 +368,27 @@ func writeHead(w *bufio.Writer, req *http.Request) {
 	w.Write(strconv.AppendInt(n[:0], req.ContentLength, 10))
 	w.WriteString("\r\n")
 	for name, values := range req.Header {
-		switch name {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
-			continue
-		}
-		for _, v := range values {
-			w.WriteString(name)
-			w.WriteString(": ")
-			w.WriteString(v)
-			w.WriteString("\r\n")
+		if _, replaced := extra[name]; !replaced {
+			writeFields(w, name, values)
 		}
 	}
+	for name, values := range extra {
+		writeFields(w, name, values)
+	}
 	w.WriteString("\r\n")
+}
+
+func writeFields(w *bufio.Writer, name string, values []string) {
+	switch name {
+	case "Host", "Content-Length", "Transfer-Encoding", "Trailer", "Connection":
+		return
+	}
+	for _, v := range values {
+		w.WriteString(name)
+		w.WriteString(": ")
+		w.WriteString(v)
+		w.WriteString("\r\n")
+	}
 }
 
 // canonicalAddr is u's host with the default port of http when it has

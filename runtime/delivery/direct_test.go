@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -449,4 +450,92 @@ func FuzzDirectReadsWhatTheTransportReads(f *testing.F) {
 			t.Errorf("result (-Transport +direct):\n%s\nTransport's error: %v\ndirect error: %v", diff, viaTransport.Err, viaDirect.Err)
 		}
 	})
+}
+
+// The deliveries of one event share its encoding (Options.Encoded): each
+// subscriber receives what a send that encodes the event itself sends,
+// with its own headers, and the shared encoding is never changed.
+func TestSendsShareAnEncoding(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]received{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[r.URL.Path] = append(got[r.URL.Path], received{r.Method, r.RequestURI, r.Host, r.Proto, r.ContentLength, r.TransferEncoding, r.Header, string(body)})
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	ev := testEvent(t)
+	ev.SetExtension("knativebrokerttl", 3)
+
+	for name, s := range map[string]*Sender{"direct": NewSender(), "Transport": transportSender()} {
+		t.Run(name, func(t *testing.T) {
+			enc, err := Encode(ev, routing.FormatBinary, "knativebrokerttl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := enc.header.Clone()
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Go(func() {
+					ns := "team-" + strconv.Itoa(i)
+					o := Options{Format: routing.FormatBinary, OmitExtension: "knativebrokerttl", Header: http.Header{"Kn-Namespace": {ns}}}
+					path := "/" + name + "/" + ns
+					if r := s.Send(t.Context(), ev, srv.URL+path+"/own", o); !r.Success {
+						t.Errorf("encoding its own: %+v", r)
+					}
+					o.Encoded = enc
+					if r := s.Send(t.Context(), ev, srv.URL+path+"/shared", o); !r.Success {
+						t.Errorf("sharing: %+v", r)
+					}
+				})
+			}
+			wg.Wait()
+			if diff := cmp.Diff(before, enc.header); diff != "" {
+				t.Errorf("the shared encoding was changed (-before +after):\n%s", diff)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range 8 {
+				path := "/" + name + "/team-" + strconv.Itoa(i)
+				own, shared := got[path+"/own"], got[path+"/shared"]
+				if len(own) != 1 || len(shared) != 1 {
+					t.Fatalf("%s: %d and %d requests, want one each", path, len(own), len(shared))
+				}
+				if ns := shared[0].Header.Get("Kn-Namespace"); ns != "team-"+strconv.Itoa(i) {
+					t.Errorf("%s: Kn-Namespace %q", path, ns)
+				}
+				if _, ok := shared[0].Header["Ce-Knativebrokerttl"]; ok {
+					t.Errorf("%s: the omitted extension was sent", path)
+				}
+				own[0].RequestURI, shared[0].RequestURI = "", ""
+				if diff := cmp.Diff(own[0], shared[0]); diff != "" {
+					t.Errorf("%s (-own +shared):\n%s", path, diff)
+				}
+			}
+		})
+	}
+}
+
+// An encoding made for another format or extension is not used.
+func TestSendIgnoresAnEncodingForAnotherFormat(t *testing.T) {
+	var ct atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct.Store(r.Header.Get("Content-Type") + "|" + r.Header.Get("Ce-Id"))
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	ev := testEvent(t)
+	structured, err := Encode(ev, routing.FormatJSON, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewSender().Send(t.Context(), ev, srv.URL, Options{Format: routing.FormatBinary, Encoded: structured})
+	if !r.Success {
+		t.Fatalf("send: %+v", r)
+	}
+	if got, want := ct.Load(), "application/json|42"; got != want {
+		t.Errorf("Content-Type|Ce-Id = %q, want %q (binary mode)", got, want)
+	}
 }

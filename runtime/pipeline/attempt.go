@@ -48,6 +48,9 @@ type attempt struct {
 	// parent is the context the attempt's span is a child of, when
 	// tracing is on; see traceParent.
 	parent context.Context
+	// encoded is ev's request as the route stage encoded it once for
+	// every delivery of the event, nil when it did not.
+	encoded *delivery.Encoded
 }
 
 // deliveryID names a delivery by the stored message it came from: a
@@ -112,9 +115,13 @@ func (a *attempt) header() http.Header {
 // gets the event as it is.
 func (a *attempt) send(ctx context.Context, ev *event.Event, url string, header http.Header, toSubscriber bool) delivery.Result {
 	o := delivery.Options{Format: a.t.format(), Timeout: a.t.timeout(a.p.attemptTimeout), Header: header}
-	if toSubscriber && a.t.kind == knative.KindTrigger {
-		o.StrictReply = true
-		o.OmitExtension = ingress.ExtensionTTL
+	if toSubscriber {
+		o.OmitExtension = a.t.omittedExtension()
+		o.StrictReply = a.t.kind == knative.KindTrigger
+	}
+	if ev == a.ev {
+		// Send checks that it was made for o's format and extension.
+		o.Encoded = a.encoded
 	}
 	start := time.Now()
 	r := a.p.send.Send(ctx, ev, url, o)

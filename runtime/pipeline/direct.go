@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/stage"
 )
 
@@ -197,6 +198,9 @@ type storedEvent struct {
 	// trace is the context of the span of routing the event, unset when
 	// tracing is off. The deliveries routing stores carry it.
 	trace context.Context
+	// encoded is the event's request, encoded once when it goes to more
+	// than one target (see shareEncoding).
+	encoded *delivery.Encoded
 }
 
 // storedHeaders returns a copy of the event's NATS headers for a delivery
@@ -234,7 +238,7 @@ func (r *routed) add(ev *event.Event, stored storedEvent, idx int) {
 		r.store(r.src.names.Subject(StageSend, t.token), stored, idx, id)
 		return
 	}
-	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true, parent: stored.trace}
+	a := &attempt{p: r.p, src: r.src, t: t, ev: ev, n: 1, accepted: stored.accepted, passThrough: stored.passThrough, id: id, countAccepted: true, parent: stored.trace, encoded: stored.encoded}
 	if b := a.budget(); b > r.budget {
 		r.budget = b
 	}

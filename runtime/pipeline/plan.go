@@ -120,6 +120,16 @@ func (t *Target) format() string {
 	return t.delivery.Format
 }
 
+// omittedExtension is the extension a delivery to the target's subscriber
+// leaves out: Knative's Broker filter removes knativebrokerttl before it
+// delivers to a Trigger's subscriber.
+func (t *Target) omittedExtension() string {
+	if t.kind == knative.KindTrigger {
+		return ingress.ExtensionTTL
+	}
+	return ""
+}
+
 func (t *Target) timeout(def time.Duration) time.Duration {
 	if t.delivery != nil && t.delivery.Timeout > 0 {
 		return time.Duration(t.delivery.Timeout)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/runtime/cehttp"
+	"github.com/knc-dev/knc/runtime/delivery"
 	"github.com/knc-dev/knc/runtime/ingress"
 	"github.com/knc-dev/knc/runtime/pipeline/metrics"
 	"github.com/knc-dev/knc/runtime/tracing"
@@ -111,10 +112,28 @@ func (r *routed) route(ev *event.Event, stored storedEvent, buf []int) {
 			obs.Matched(t.kind, t.obj.Namespace, t.obj.Name, ev)
 		}
 	}
+	if len(matched) > 1 {
+		stored.encoded = r.src.shareEncoding(ev, matched)
+	}
 	for _, idx := range matched {
 		r.add(ev, stored, idx)
 	}
 	span.EndRoute(len(matched))
+}
+
+// shareEncoding encodes ev once for the deliveries of its fan-out: the
+// headers and body of a request depend on the event, its format and the
+// extension the target leaves out, not on the target's URL. It encodes
+// for the first target; a target that wants another format or extension
+// encodes the event itself. Nil when the event cannot be encoded: each
+// attempt then reports why.
+func (s *Source) shareEncoding(ev *event.Event, matched []int) *delivery.Encoded {
+	t := s.targets[matched[0]]
+	enc, err := delivery.Encode(ev, t.format(), t.omittedExtension())
+	if err != nil {
+		return nil
+	}
+	return enc
 }
 
 // match returns the indexes in s.targets of the targets ev goes to, in

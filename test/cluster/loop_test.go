@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/knc-dev/knc/internal/kubetest"
 	"github.com/knc-dev/knc/test/rig"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -22,24 +23,7 @@ import (
 
 // sinkCRD is a test-only Addressable kind: it has status.address.url and
 // nothing else, like any third-party Addressable.
-const sinkCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: sinks.test.knc.dev
-spec:
-  group: test.knc.dev
-  names: {kind: Sink, listKind: SinkList, plural: sinks, singular: sink}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var sinkCRD = kubetest.SchemalessCRD("test.knc.dev", "Sink", "sinks")
 
 var sinks = schema.GroupVersionResource{Group: "test.knc.dev", Version: "v1", Resource: "sinks"}
 
@@ -150,7 +134,7 @@ func (c *cluster) waitCondition(t testing.TB, kind, ns, name, condType, status, 
 func TestGitOpsLoop(t *testing.T) {
 	c := newCluster(t)
 	ctx := t.Context()
-	if err := c.env.InstallCRDYAML(ctx, []byte(sinkCRD)); err != nil {
+	if err := c.env.InstallCRDYAML(ctx, sinkCRD); err != nil {
 		t.Fatal(err)
 	}
 	c.ResetDiscovery()

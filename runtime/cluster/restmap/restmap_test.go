@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,27 +93,6 @@ func TestMapsAsClientGoRESTMapper(t *testing.T) {
 	}
 }
 
-// thingCRD is a CRD of group GROUP, which each run names anew: -count=N
-// shares one API server.
-const thingCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: things.GROUP
-spec:
-  group: GROUP
-  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
-
 // TestFindsAKindInstalledLater checks that a miss asks the API server
 // again: a referent's CRD installed after the runtime first looked for
 // it is found without a restart.
@@ -127,7 +105,7 @@ func TestFindsAKindInstalledLater(t *testing.T) {
 	if _, err := mapper.RESTMapping(ctx, gk, "v1"); !meta.IsNoMatchError(err) {
 		t.Fatalf("before the CRD: got %v, want a no-match error", err)
 	}
-	if err := env.InstallCRDYAML(ctx, []byte(strings.ReplaceAll(thingCRD, "GROUP", gk.Group))); err != nil {
+	if err := env.InstallCRDYAML(ctx, kubetest.SchemalessCRD(gk.Group, "Thing", "things")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := summary(mapper.RESTMapping(ctx, gk, "v1"))

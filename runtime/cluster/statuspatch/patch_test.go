@@ -28,24 +28,7 @@ func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
 
 // thingCRD is a kind with a status subresource whose objects the tests
 // write, as Knative's CRDs are for the runtime.
-const thingCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: things.statuspatch.test.knc.dev
-spec:
-  group: statuspatch.test.knc.dev
-  names: {kind: Thing, listKind: ThingList, plural: things, singular: thing}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var thingCRD = kubetest.SchemalessCRD("statuspatch.test.knc.dev", "Thing", "things")
 
 var (
 	thingKind = schema.GroupVersionKind{Group: "statuspatch.test.knc.dev", Version: "v1", Kind: "Thing"}
@@ -335,7 +318,7 @@ func TestPatchAsFlux(t *testing.T) {
 	env := kubetest.Current(t)
 	install, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := env.InstallCRDYAML(install, []byte(thingCRD)); err != nil { // creates or updates
+	if err := env.InstallCRDYAML(install, thingCRD); err != nil { // creates or updates
 		t.Fatal(err)
 	}
 	cfg := env.Config()
