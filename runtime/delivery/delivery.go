@@ -207,6 +207,14 @@ func (s *Sender) Send(ctx context.Context, e *event.Event, url string, o Options
 		}
 		return Result{Retryable: true, Err: fmt.Errorf("delivering to %s: %w", url, err)}
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// What follows a 101 on the connection is another protocol, not a
+		// body: reading it would last as long as the subscriber keeps the
+		// connection open, past any timeout (the Transport hands such a
+		// connection over and no longer watches the context).
+		_ = resp.Body.Close()
+		return classify(resp.StatusCode)
+	}
 	defer closeBody(resp.Body)
 	r := classify(resp.StatusCode)
 	switch {

@@ -133,10 +133,13 @@ func TestDirectSendsWhatTheTransportSends(t *testing.T) {
 // then closes the connection when closeAfter says so. It counts the
 // connections it accepted and the requests it read.
 type rawSubscriber struct {
-	ln          net.Listener
-	respond     func(*http.Request) string
-	closeAfter  bool
-	conns, reqs atomic.Int64
+	ln         net.Listener
+	respond    func(*http.Request) string
+	closeAfter bool
+	// keepSwitched keeps a connection open after a 101, as a subscriber
+	// that switched protocols would.
+	keepSwitched atomic.Bool
+	conns, reqs  atomic.Int64
 }
 
 func startRawSubscriber(t testing.TB, respond func(*http.Request) string, closeAfter bool) *rawSubscriber {
@@ -174,6 +177,29 @@ func startRawSubscriber(t testing.TB, respond func(*http.Request) string, closeA
 	return s
 }
 
+// A subscriber that answers 101 and keeps the connection open does not
+// hold the attempt: what follows is not HTTP, and is not read.
+func TestSwitchingProtocolsDoesNotHoldTheAttempt(t *testing.T) {
+	sub := startRawSubscriber(t, func(*http.Request) string {
+		return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n"
+	}, false)
+	sub.keepSwitched.Store(true)
+	for name, s := range map[string]*Sender{"Transport": transportSender(), "direct": NewSender()} {
+		done := make(chan Result, 1)
+		go func() {
+			done <- s.Send(t.Context(), testEvent(t), sub.url(), Options{Format: routing.FormatBinary})
+		}()
+		select {
+		case r := <-done:
+			if r.Success || r.StatusCode != http.StatusSwitchingProtocols {
+				t.Errorf("%s: %+v, want a failed attempt with status 101", name, r)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: the attempt still waits on the switched connection after a minute", name)
+		}
+	}
+}
+
 func (s *rawSubscriber) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
@@ -187,7 +213,7 @@ func (s *rawSubscriber) serve(c net.Conn) {
 		response := s.respond(req)
 		// After a 101 the connection is no longer HTTP; the Transport
 		// reads what follows as the body, until the connection closes.
-		switchedProtocols := strings.HasPrefix(response, "HTTP/1.1 101")
+		switchedProtocols := strings.HasPrefix(response, "HTTP/1.1 101") && !s.keepSwitched.Load()
 		if _, err := io.WriteString(c, response); err != nil || s.closeAfter || switchedProtocols {
 			return
 		}

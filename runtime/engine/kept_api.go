@@ -40,9 +40,31 @@ type storedLetter struct {
 	unreadable error
 }
 
+// keptReadRetry bounds how long a read of the kept letters is made again
+// while JetStream's API has no responder: a clustered stream between two
+// leaders, as after a server restarted, answers nobody for a moment.
+const keptReadRetry = 30 * time.Second
+
 // scan reads every letter of the namespaces f selects, in the order they
-// were kept, with their replay marks; withData adds headers and data.
+// were kept, with their replay marks; withData adds headers and data. A
+// read that found no responder is made again, from the start, until
+// keptReadRetry has passed or ctx ends.
 func (k *keeper) scan(ctx context.Context, f kept.Filter, withData bool) ([]storedLetter, error) {
+	deadline := time.Now().Add(keptReadRetry)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		letters, err := k.scanOnce(ctx, f, withData)
+		if !errors.Is(err, nats.ErrNoResponders) || time.Now().Add(wait).After(deadline) {
+			return letters, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (k *keeper) scanOnce(ctx context.Context, f kept.Filter, withData bool) ([]storedLetter, error) {
 	nss, err := k.namespaces(ctx)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knc-dev/knc/internal/routing"
 	"github.com/knc-dev/knc/runtime/ingress"
@@ -388,4 +392,47 @@ func TestRepliesBeyondTheirTTLAreKept(t *testing.T) {
 		o := accountOf(t, e)["trigger/loop"]
 		return o.Accepted == o.settled() && o.Replayed == 1
 	})
+}
+
+// answerlessJetStream answers the first few stream lookups as JetStream's
+// API does while a clustered stream has no leader: no responders.
+type answerlessJetStream struct {
+	jetstream.JetStream
+	unanswered atomic.Int32
+}
+
+func (j *answerlessJetStream) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	if j.unanswered.Add(-1) >= 0 {
+		return nil, nats.ErrNoResponders
+	}
+	return j.JetStream.Stream(ctx, name)
+}
+
+// TestKeptLettersAreReadAgainWhileJetStreamHasNoResponder: reading the
+// letters while the stream's cluster elects a leader waits for it rather
+// than failing the list or the replay.
+func TestKeptLettersAreReadAgainWhileJetStreamHasNoResponder(t *testing.T) {
+	failing := newRecorder(t)
+	failing.respond = answer(http.StatusBadRequest)
+	e := startEngine(t, Options{
+		Table:        brokerTable(trigger("failing", failing.srv.URL, map[string]string{"type": "t"})),
+		AdminAddr:    "127.0.0.1:0",
+		BearerTokens: ingress.BearerTokens{ingress.AdminTokenPath: {testAdminToken}},
+	})
+	if code := post(t, e.URL()+"/brokers/ns/b", "e1", "t"); code != http.StatusAccepted {
+		t.Fatalf("POST = %d, want 202", code)
+	}
+	eventually(t, 60*time.Second, "the delivery to be kept", func() bool {
+		return accountOf(t, e)["trigger/failing"].Kept[kept.ReasonNoDeadLetterSink] == 1
+	})
+	js := &answerlessJetStream{JetStream: e.js}
+	js.unanswered.Store(3)
+	k := newKeeper(js, e.acks, e.metrics, &e.opts)
+	letters, err := k.scan(t.Context(), kept.Filter{}, false)
+	if err != nil {
+		t.Fatalf("reading the letters: %v", err)
+	}
+	if len(letters) != 1 || letters[0].letter.Event.ID != "e1" {
+		t.Errorf("read %d letters (%+v), want the one of e1", len(letters), letters)
+	}
 }
