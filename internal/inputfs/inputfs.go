@@ -141,12 +141,18 @@ func (m *mounted) ReadLink(p string) (string, error) {
 	return filepath.FromSlash(target), nil
 }
 
-func (m *mounted) Stat(p string) (fs.FileInfo, error) {
-	resolved, err := m.EvalSymlinks(p)
+// resolved is the fs.FS name of what p leads to once its links are
+// followed, for the operation op.
+func (m *mounted) resolved(op, p string) (string, error) {
+	target, err := m.EvalSymlinks(p)
 	if err != nil {
-		return nil, pathError(err, "stat", p)
+		return "", pathError(err, op, p)
 	}
-	name, err := m.name("stat", resolved)
+	return m.name(op, target)
+}
+
+func (m *mounted) Stat(p string) (fs.FileInfo, error) {
+	name, err := m.resolved("stat", p)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +161,7 @@ func (m *mounted) Stat(p string) (fs.FileInfo, error) {
 }
 
 func (m *mounted) ReadDir(p string) ([]fs.DirEntry, error) {
-	resolved, err := m.EvalSymlinks(p)
-	if err != nil {
-		return nil, pathError(err, "open", p)
-	}
-	name, err := m.name("open", resolved)
+	name, err := m.resolved("open", p)
 	if err != nil {
 		return nil, err
 	}
@@ -224,11 +226,7 @@ func (m *mounted) EvalSymlinks(p string) (string, error) {
 }
 
 func (m *mounted) ReadFile(p string, limit int64) ([]byte, error) {
-	resolved, err := m.EvalSymlinks(p)
-	if err != nil {
-		return nil, pathError(err, "open", p)
-	}
-	name, err := m.name("open", resolved)
+	name, err := m.resolved("open", p)
 	if err != nil {
 		return nil, err
 	}

@@ -82,12 +82,10 @@ func WithMaxReplyBytes(n int64) Option {
 // concurrently, and a connection set up per event would cost more than the
 // event.
 func NewSender(opts ...Option) *Sender {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
@@ -108,7 +106,7 @@ func NewSender(opts ...Option) *Sender {
 		// follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	s.direct, s.defaultClient = newDirectClient(transport), s.Client
+	s.direct, s.defaultClient = newDirectClient(transport, dialer), s.Client
 	return s
 }
 

@@ -31,7 +31,8 @@ import (
 // differential tests (direct_test.go) check that both send the same
 // requests and read the same results.
 type directClient struct {
-	dialer         net.Dialer
+	// dialer is the Transport's.
+	dialer         *net.Dialer
 	maxIdlePerHost int
 	idleTimeout    time.Duration
 
@@ -58,9 +59,9 @@ type directConn struct {
 // writes of a connection return at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-func newDirectClient(t *http.Transport) *directClient {
+func newDirectClient(t *http.Transport, dialer *net.Dialer) *directClient {
 	return &directClient{
-		dialer:         net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
+		dialer:         dialer,
 		maxIdlePerHost: t.MaxIdleConnsPerHost,
 		idleTimeout:    t.IdleConnTimeout,
 		idle:           map[string][]*directConn{},
@@ -104,7 +105,8 @@ func asciiHost(h string) bool {
 // roundTrip sends req and reads the head of its response. The response's
 // body must be closed: that gives the connection back. A request on a
 // kept-alive connection that the subscriber closed before answering is
-// sent again on a new one, once, as http.Transport does.
+// sent again on the next kept one, or a new one, as http.Transport does;
+// a failure on a new connection is final.
 //
 // The request carries req.Header and extra, whose fields replace those of
 // the same name in req.Header: the event's headers are shared by the
@@ -272,18 +274,6 @@ func (c *directClient) closeIdleTooLong() {
 	}
 	if len(c.idle) > 0 {
 		c.sweep = time.AfterFunc(c.idleTimeout, c.closeIdleTooLong)
-	}
-}
-
-// closeIdle closes every idle connection.
-func (c *directClient) closeIdle() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for addr, conns := range c.idle {
-		for _, conn := range conns {
-			conn.Close()
-		}
-		delete(c.idle, addr)
 	}
 }
 

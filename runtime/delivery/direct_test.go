@@ -36,6 +36,18 @@ func transportSender() *Sender {
 	return s
 }
 
+// closeIdle closes every idle connection of the direct client.
+func (c *directClient) closeIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for addr, conns := range c.idle {
+		for _, conn := range conns {
+			conn.Close()
+		}
+		delete(c.idle, addr)
+	}
+}
+
 // directConns counts the connections the direct client keeps idle: more
 // than zero after a send shows that the send went through it.
 func directConns(s *Sender) int {
