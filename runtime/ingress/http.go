@@ -101,7 +101,10 @@ type Server struct {
 	inflight        atomic.Int64
 	ingressInflight atomic.Int64
 
-	httpServer  *http.Server
+	httpServer *http.Server
+	// lean serves the plain-HTTP connections it can, before net/http;
+	// nil over TLS.
+	lean        *leanServer
 	adminServer *http.Server // nil without ServeAdmin
 	done        chan error
 
@@ -167,7 +170,16 @@ func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) string {
 		// the connection.
 		ln = tls.NewListener(ln, s.httpServer.TLSConfig)
 	} else {
-		ln = framingListener{ln}
+		// Plain connections go to the lean server first, which hands
+		// net/http those it does not serve itself, already wrapped in
+		// a framingConn.
+		s.lean = newLeanServer(s.httpServer.Handler, s.cfg.Limits, s.log, s.httpServer, ln.Addr())
+		go func(lean *leanServer, ln net.Listener) {
+			if err := lean.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.done <- err
+			}
+		}(s.lean, ln)
+		ln = s.lean.fallback
 	}
 	go func(srv *http.Server, ln net.Listener) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -210,6 +222,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- s.httpServer.Shutdown(hctx) }()
+	if s.lean != nil {
+		s.lean.Shutdown()
+	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for s.inflight.Load() > 0 && hctx.Err() == nil {
@@ -219,6 +234,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}
 	_ = s.httpServer.Close()
+	if s.lean != nil {
+		s.lean.Close()
+	}
 	var adminErr error
 	if s.adminServer != nil {
 		// Nothing on the admin listener is worth waiting for.
