@@ -521,7 +521,7 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		}
 		tracing.Inject(spanCtx, passThrough)
 	}
-	if err := s.storeEvent(r.Context(), ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
+	if err := s.storeEvent(ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
 		s.unavailable(w, "the event could not be stored")
 		span.EndIngress(http.StatusServiceUnavailable, err)
@@ -534,18 +534,16 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 
 // storeEvent adds ev to the next batch of ep and waits until JetStream has
 // acknowledged that batch. The batch completes, one way or the other,
-// within PublishTimeout.
-func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event, passThrough string) error {
+// within PublishTimeout, so the request waits for it alone even when its
+// client has gone: a select with the request's context would cost every
+// event more than the wait it could spare a few.
+func (s *Server) storeEvent(ep *Endpoint, ev *event.Event, passThrough string) error {
 	bt, err := ep.batcher().store(ev, time.Now(), passThrough)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-bt.done:
-		return bt.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	<-bt.done
+	return bt.err
 }
 
 // timeoutAnswerTime is how long the 408 to a body that came too slowly

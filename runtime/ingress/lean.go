@@ -171,6 +171,7 @@ func (s *leanServer) newConn(c net.Conn) *leanConn {
 		cancel:     cancel,
 		remoteAddr: c.RemoteAddr().String(),
 		header:     http.Header{},
+		reqHeader:  http.Header{},
 	}
 	lc.proto = (&http.Request{}).WithContext(ctx)
 	lc.idle.Store(true)
@@ -202,7 +203,10 @@ type leanConn struct {
 	idle  atomic.Bool
 
 	// Kept across requests.
-	body   leanBody
+	req       requestAndURL
+	reqHeader http.Header
+	values    []string
+	body      leanBody
 	header http.Header // the handler's response header
 	out    []byte      // the answer being written
 }
@@ -351,8 +355,15 @@ func (lc *leanConn) parse(block []byte) *http.Request {
 	if lines > maxLeanHeaderLines {
 		return nil
 	}
-	header := make(http.Header, lines)
-	values := make([]string, lines)
+	// The request, its header and their values are the connection's,
+	// reused by its next request: a handler does not keep them past its
+	// return (the ingress's handler copies what it keeps).
+	header := lc.reqHeader
+	clear(header)
+	if cap(lc.values) < lines {
+		lc.values = make([]string, lines)
+	}
+	values := lc.values[:lines]
 	var host, contentLength string
 	var hosts, lengths int
 	closeAfter := false
@@ -414,7 +425,8 @@ func (lc *leanConn) parse(block []byte) *http.Request {
 	case "/healthz", "/readyz", "/status", "/metrics":
 		return nil
 	}
-	r := new(requestAndURL)
+	r := &lc.req
+	*r = requestAndURL{}
 	r.url.Path = path
 	r.req = *lc.proto
 	r.req.Method = http.MethodPost
@@ -429,7 +441,7 @@ func (lc *leanConn) parse(block []byte) *http.Request {
 	return &r.req
 }
 
-// requestAndURL allocates a request and its URL at once.
+// requestAndURL is a request and its URL.
 type requestAndURL struct {
 	req http.Request
 	url url.URL
@@ -821,6 +833,7 @@ func (w *leanResponse) finish() {
 			}
 		case body.failed:
 			w.closeAfter = true
+		case body.remaining == 0:
 		case body.remaining >= maxDiscardedBody:
 			w.closeAfter = true
 		default:
