@@ -24,9 +24,12 @@ import (
 // shared by more events exactly when it matters.
 
 // batchesInFlight is how many batches of one ingress may wait for their
-// acknowledgement at once. One makes the largest batches; a second one
-// keeps JetStream busy while an acknowledgement travels back.
-const batchesInFlight = 2
+// acknowledgement at once. One makes the largest batches. A second one
+// would keep JetStream busy while an acknowledgement travels back, but
+// one stream stores its messages one after the other anyway: measured
+// (docs/performance.md), two halved the batches, and cost more CPU per
+// event and more time per request, with file and with fsync durability.
+const batchesInFlight = 1
 
 // maxBatchBytes bounds a batch; an event larger than that is a batch of its
 // own. Larger batches save little more.
