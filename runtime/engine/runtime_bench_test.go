@@ -43,6 +43,7 @@ var (
 	benchWarmup = flag.Duration("runtime.warmup", 300*time.Millisecond, "unmeasured load before each window")
 	benchConns  = flag.Int("runtime.conns", 64, "connections of the load generator in throughput scenarios")
 	benchOnly   = flag.Bool("runtime.only", false, "skip the ceilings, to profile the runtime alone")
+	tailWindow  = flag.Duration("runtime.tail-window", time.Minute, "measured window of the tail scenario")
 )
 
 // benchInFlight bounds the events between the load generator and the
@@ -73,6 +74,7 @@ func BenchmarkRuntime(b *testing.B) {
 	b.Run("delivery", benchRuntimeDelivery)
 	b.Run("latency1", benchRuntimeLatency1)
 	b.Run("latency64", benchRuntimeLatency64)
+	b.Run("tail", benchRuntimeTail)
 	b.Run("fsync", benchRuntimeFsync)
 	b.Run("tracing", benchRuntimeTracing)
 }
@@ -561,6 +563,43 @@ func benchRuntimeLatency64(b *testing.B) {
 		postLatency(m, "ceiling-", c)
 		m.add("events/s", k.PerSecond())
 	}
+	m.add("max-events/s", maxRate)
+	m.report(b)
+}
+
+// slowPost is the latency over which a POST counts as slow in the tail
+// scenario.
+const slowPost = 50 * time.Millisecond
+
+// benchRuntimeTail: latency64's load held for one long window
+// (-runtime.tail-window, a minute), to count the rare slow requests that
+// short rounds miss: the percentiles up to p99.9, end to end and of the
+// POST, and the POSTs slower than slowPost. The plain handler at the same
+// rate, for a tenth of the window, shows what the machine adds.
+func benchRuntimeTail(b *testing.B) {
+	plain := plainServer(b)
+	sub := newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	url := e.URL() + "/brokers/ns/b"
+	events := []loadgen.Event{{Type: benchType}}
+	maxRate := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Events: events}, 1).CountedPerSecond()
+	sub.Latencies()
+	m := medians{}
+	c := ceiling(b, loadgen.Config{URL: plain, Connections: 64, Rate: maxRate / 2, Duration: *tailWindow / 10})
+	k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events, Duration: *tailWindow}, 1)
+	l := sub.Latencies()
+	m.add("e2e-p50-ms", ms(l.Percentile(50)))
+	m.add("e2e-p99-ms", ms(l.Percentile(99)))
+	m.add("e2e-p99.9-ms", ms(l.Percentile(99.9)))
+	postLatency(m, "", k)
+	m.add("p99.9-ms", ms(k.Latency.Percentile(99.9)))
+	m.add("max-ms", ms(k.Latency.Percentile(100)))
+	slow := len(k.Latency) - sort.Search(len(k.Latency), func(i int) bool { return k.Latency[i] > slowPost })
+	m.add("posts-over-50ms", float64(slow))
+	m.add("posts-over-50ms-%", 100*float64(slow)/float64(max(len(k.Latency), 1)))
+	postLatency(m, "ceiling-", c)
+	m.add("ceiling-p99.9-ms", ms(c.Latency.Percentile(99.9)))
+	m.add("events/s", k.PerSecond())
 	m.add("max-events/s", maxRate)
 	m.report(b)
 }

@@ -24,9 +24,12 @@ import (
 // shared by more events exactly when it matters.
 
 // batchesInFlight is how many batches of one ingress may wait for their
-// acknowledgement at once. One makes the largest batches; a second one
-// keeps JetStream busy while an acknowledgement travels back.
-const batchesInFlight = 2
+// acknowledgement at once. One makes the largest batches. A second one
+// would keep JetStream busy while an acknowledgement travels back, but
+// one stream stores its messages one after the other anyway: measured
+// (docs/performance.md), two halved the batches, and cost more CPU per
+// event and more time per request, with file and with fsync durability.
+const batchesInFlight = 1
 
 // maxBatchBytes bounds a batch; an event larger than that is a batch of its
 // own. Larger batches save little more.
@@ -50,7 +53,9 @@ type batcher struct {
 	to      Store
 	timeout time.Duration
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// limit bounds a batch's bytes, 0 until the first event.
+	limit    int
 	open     *batch   // taking events
 	sealed   []*batch // full, waiting for their turn
 	inFlight int
@@ -64,14 +69,19 @@ func newBatcher(subject string, store Store, timeout time.Duration) *batcher {
 // returns that batch; its done channel closes once it is stored, or failed
 // to be, within the publish timeout of now.
 func (b *batcher) add(record []byte) *batch {
-	limit := min(maxBatchBytes, int(b.to.MaxPayload())/2)
 	b.mu.Lock()
+	if b.limit == 0 {
+		// The server's payload limit is asked once: it takes the
+		// connection's lock, which every publish takes too.
+		b.limit = min(maxBatchBytes, int(b.to.MaxPayload())/2)
+	}
+	limit := b.limit
 	if b.open != nil && len(b.open.data)+len(record) > limit {
 		b.sealed = append(b.sealed, b.open)
 		b.open = nil
 	}
 	if b.open == nil {
-		b.open = &batch{data: make([]byte, 0, max(len(record), 4<<10)), created: time.Now(), done: make(chan struct{})}
+		b.open = &batch{data: batchBuffer(len(record)), created: time.Now(), done: make(chan struct{})}
 	}
 	bt := b.open
 	bt.data = append(bt.data, record...)
@@ -120,6 +130,12 @@ func (b *batcher) publish(bt *batch) {
 
 func (b *batcher) complete(bt *batch, err error) {
 	bt.err = err
+	if err == nil {
+		// Acknowledged: the store has sent the bytes for the last time.
+		// After a failure (a timeout) a send or a retry may still be
+		// reading them, so they are left to the garbage collector.
+		releaseBatchBuffer(bt.data)
+	}
 	bt.data = nil
 	close(bt.done)
 	b.mu.Lock()
@@ -129,6 +145,27 @@ func (b *batcher) complete(bt *batch, err error) {
 	for _, s := range send {
 		b.publish(s)
 	}
+}
+
+// batchBuffers hold the bytes of batches, from one that was acknowledged to
+// the next.
+var batchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// batchBuffer returns an empty buffer for a batch whose first record has n
+// bytes.
+func batchBuffer(n int) []byte {
+	if n > maxBatchBytes {
+		return make([]byte, 0, n)
+	}
+	return (*batchBuffers.Get().(*[]byte))[:0]
+}
+
+func releaseBatchBuffer(b []byte) {
+	if cap(b) == 0 || cap(b) > 2*maxBatchBytes {
+		return
+	}
+	b = b[:0]
+	batchBuffers.Put(&b)
 }
 
 // recordBuffers hold records while they are encoded, before they are copied

@@ -101,7 +101,10 @@ type Server struct {
 	inflight        atomic.Int64
 	ingressInflight atomic.Int64
 
-	httpServer  *http.Server
+	httpServer *http.Server
+	// lean serves the plain-HTTP connections it can, before net/http;
+	// nil over TLS.
+	lean        *leanServer
 	adminServer *http.Server // nil without ServeAdmin
 	done        chan error
 
@@ -167,7 +170,16 @@ func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) string {
 		// the connection.
 		ln = tls.NewListener(ln, s.httpServer.TLSConfig)
 	} else {
-		ln = framingListener{ln}
+		// Plain connections go to the lean server first, which hands
+		// net/http those it does not serve itself, already wrapped in
+		// a framingConn.
+		s.lean = newLeanServer(s.httpServer.Handler, s.cfg.Limits, s.log, s.httpServer, ln.Addr())
+		go func(lean *leanServer, ln net.Listener) {
+			if err := lean.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.done <- err
+			}
+		}(s.lean, ln)
+		ln = s.lean.fallback
 	}
 	go func(srv *http.Server, ln net.Listener) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -210,6 +222,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- s.httpServer.Shutdown(hctx) }()
+	if s.lean != nil {
+		s.lean.Shutdown()
+	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for s.inflight.Load() > 0 && hctx.Err() == nil {
@@ -219,6 +234,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}
 	_ = s.httpServer.Close()
+	if s.lean != nil {
+		s.lean.Close()
+	}
 	var adminErr error
 	if s.adminServer != nil {
 		// Nothing on the admin listener is worth waiting for.
@@ -503,7 +521,7 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 		}
 		tracing.Inject(spanCtx, passThrough)
 	}
-	if err := s.storeEvent(r.Context(), ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
+	if err := s.storeEvent(ep, ev, cehttp.EncodeHeader(passThrough)); err != nil {
 		s.log.Warn("could not store an event", ep.kind, ep.key, "event", ev.ID(), "error", err)
 		s.unavailable(w, "the event could not be stored")
 		span.EndIngress(http.StatusServiceUnavailable, err)
@@ -516,18 +534,16 @@ func (s *Server) serveIngress(w http.ResponseWriter, r *http.Request) {
 
 // storeEvent adds ev to the next batch of ep and waits until JetStream has
 // acknowledged that batch. The batch completes, one way or the other,
-// within PublishTimeout.
-func (s *Server) storeEvent(ctx context.Context, ep *Endpoint, ev *event.Event, passThrough string) error {
+// within PublishTimeout, so the request waits for it alone even when its
+// client has gone: a select with the request's context would cost every
+// event more than the wait it could spare a few.
+func (s *Server) storeEvent(ep *Endpoint, ev *event.Event, passThrough string) error {
 	bt, err := ep.batcher().store(ev, time.Now(), passThrough)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-bt.done:
-		return bt.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	<-bt.done
+	return bt.err
 }
 
 // timeoutAnswerTime is how long the 408 to a body that came too slowly
