@@ -207,8 +207,8 @@ type leanConn struct {
 	reqHeader http.Header
 	values    []string
 	body      leanBody
-	header http.Header // the handler's response header
-	out    []byte      // the answer being written
+	header    http.Header // the handler's response header
+	out       []byte      // the answer being written
 }
 
 // serve reads and answers requests until the connection closes or is
