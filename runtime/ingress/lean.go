@@ -40,8 +40,10 @@ import (
 
 const (
 	// leanBufferSize holds a request's header block; a larger one is
-	// handed to net/http, which allows up to Limits.MaxHeaderBytes.
-	leanBufferSize = 16 << 10
+	// handed to net/http, which allows up to Limits.MaxHeaderBytes. With
+	// the answer's buffer it keeps a connection's memory near net/http's
+	// (a 4 KiB reader and a 4 KiB writer).
+	leanBufferSize = 8 << 10
 	// maxLeanHeaderLines bounds the header lines served here.
 	maxLeanHeaderLines = 100
 	// maxDiscardedBody is how much of a body its handler did not read
