@@ -541,17 +541,26 @@ func benchRuntimeLatency1(b *testing.B) {
 	m.report(b)
 }
 
+// halfLoad sets up the scenarios at half load: the plain handler, a
+// subscriber behind one Trigger, the Broker's URL, the events sent, and
+// the maximum end-to-end rate through it, measured first.
+func halfLoad(b *testing.B) (plain string, sub *loadgen.Subscriber, url string, events []loadgen.Event, maxRate float64) {
+	b.Helper()
+	plain = plainServer(b)
+	sub = newSubscriber(b)
+	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
+	url = e.URL() + "/brokers/ns/b"
+	events = []loadgen.Event{{Type: benchType}}
+	maxRate = gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Events: events}, 1).CountedPerSecond()
+	sub.Latencies()
+	return plain, sub, url, events, maxRate
+}
+
 // benchRuntimeLatency64: 64 connections sending at half the maximum
 // end-to-end rate through one Trigger (open loop, on a fixed schedule),
 // measured first in the same run.
 func benchRuntimeLatency64(b *testing.B) {
-	plain := plainServer(b)
-	sub := newSubscriber(b)
-	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
-	url := e.URL() + "/brokers/ns/b"
-	events := []loadgen.Event{{Type: benchType}}
-	maxRate := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Events: events}, 1).CountedPerSecond()
-	sub.Latencies()
+	plain, sub, url, events, maxRate := halfLoad(b)
 	m := medians{}
 	for range *benchRounds {
 		// The plain handler at the same rate shows what the machine alone
@@ -577,13 +586,7 @@ const slowPost = 50 * time.Millisecond
 // POST, and the POSTs slower than slowPost. The plain handler at the same
 // rate, for a tenth of the window, shows what the machine adds.
 func benchRuntimeTail(b *testing.B) {
-	plain := plainServer(b)
-	sub := newSubscriber(b)
-	e := benchEngine(b, brokerTable(trigger("t", sub.URL, map[string]string{"type": benchType})))
-	url := e.URL() + "/brokers/ns/b"
-	events := []loadgen.Event{{Type: benchType}}
-	maxRate := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Events: events}, 1).CountedPerSecond()
-	sub.Latencies()
+	plain, sub, url, events, maxRate := halfLoad(b)
 	m := medians{}
 	c := ceiling(b, loadgen.Config{URL: plain, Connections: 64, Rate: maxRate / 2, Duration: *tailWindow / 10})
 	k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events, Duration: *tailWindow}, 1)

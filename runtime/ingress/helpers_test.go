@@ -102,7 +102,15 @@ func trigger(name, uri string, attrs map[string]string) routing.Trigger {
 
 func post(t testing.TB, url, id, typ string) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"n":1}`))
+	return postEvent(t, url, id, typ, strings.NewReader(`{"n":1}`)).StatusCode
+}
+
+// postEvent sends a binary-mode event with body as its data and returns
+// the answer, its body read and closed. A body of unknown length goes
+// chunked.
+func postEvent(t testing.TB, url, id, typ string, body io.Reader) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +125,7 @@ func post(t testing.TB, url, id, typ string) int {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp
 }
 
 // counter sums every sample of a counter in reg.

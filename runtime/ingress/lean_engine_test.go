@@ -1,7 +1,6 @@
 package ingress_test
 
 import (
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,22 +32,7 @@ func TestEventsArriveOverBothHTTPPaths(t *testing.T) {
 	}
 
 	// A body of unknown length goes chunked.
-	body := iotest.OneByteReader(strings.NewReader(`{"n":2}`))
-	req, err := http.NewRequest(http.MethodPost, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Ce-Specversion", "1.0")
-	req.Header.Set("Ce-Id", "chunked")
-	req.Header.Set("Ce-Source", "/test")
-	req.Header.Set("Ce-Type", "t")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp := postEvent(t, url, "chunked", "t", iotest.OneByteReader(strings.NewReader(`{"n":2}`)))
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("chunked POST: status %d, want 202", resp.StatusCode)
 	}
