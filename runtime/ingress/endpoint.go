@@ -50,6 +50,9 @@ type Endpoint struct {
 	batchers []*batcher
 	// shard is the shard events go to while it has room.
 	shard atomic.Uint32
+	// gated is set when its shards store one batch at a time
+	// (Config.OneCommitAcrossShards).
+	gated bool
 	// trace names it in spans; nil when tracing is off.
 	trace *tracing.Source
 }
@@ -68,10 +71,23 @@ func (s *Server) Endpoint(broker bool, key, path string, subjects []string, acce
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gate *commitGate
+	if s.cfg.OneCommitAcrossShards && len(subjects) > 1 {
+		for _, subject := range subjects {
+			if b := s.batchers[subject]; b != nil && b.gate != nil {
+				gate = b.gate
+			}
+		}
+		if gate == nil {
+			gate = newCommitGate()
+		}
+		ep.gated = true
+	}
 	for _, subject := range subjects {
 		b := s.batchers[subject]
 		if b == nil {
 			b = newBatcher(subject, s.store, s.cfg.PublishTimeout)
+			b.gate = gate
 			s.batchers[subject] = b
 		}
 		ep.batchers = append(ep.batchers, b)
@@ -90,6 +106,15 @@ func (ep *Endpoint) batcher() *batcher {
 		return ep.batchers[0]
 	}
 	cur := ep.shard.Load()
+	if ep.gated {
+		// One batch is stored at a time: while the current shard's is,
+		// the next batch gathers on the next shard.
+		if ep.batchers[cur%n].busy() {
+			ep.shard.CompareAndSwap(cur, (cur+1)%n)
+			cur = ep.shard.Load()
+		}
+		return ep.batchers[cur%n]
+	}
 	for i := range n {
 		if b := ep.batchers[(cur+i)%n]; b.hasRoom() {
 			if i > 0 {
