@@ -95,11 +95,12 @@ func (s *Server) Endpoint(broker bool, key, path string, subjects []string, acce
 	return ep
 }
 
-// batcher returns the batcher an event goes to: the current shard's while
-// it can take more batches in flight, else the next one that can. Filling
-// one shard first keeps batches large, so that each fsync stores many
-// events; the next shards take the overflow when stores are slower than
-// events arrive, and their fsyncs run in parallel.
+// batcher returns the batcher an event goes to. Shards that take turns
+// to commit (gated) gather the next batch on the shard after the one being
+// stored. Otherwise it is the current shard's while it can take more
+// batches in flight, else the next one that can: filling one shard first
+// keeps batches large; the next shards take the overflow when stores are
+// slower than events arrive, and their writes run in parallel.
 func (ep *Endpoint) batcher() *batcher {
 	n := uint32(len(ep.batchers))
 	if n == 1 {
