@@ -101,14 +101,17 @@ func New(opts Options) (*Engine, error) {
 		MaxBodyBytes:   opts.MaxBodyBytes,
 		DefaultTTL:     opts.DefaultTTL,
 		PublishTimeout: opts.PublishTimeout,
-		Limits:         opts.Limits,
-		TLS:            opts.TLS,
-		BearerTokens:   opts.BearerTokens,
-		SeparateAdmin:  opts.separateAdmin(),
-		Logger:         opts.Logger,
-		Tracer:         opts.Tracer,
-		Registry:       opts.Registry,
-		UI:             opts.UI,
+		// With fsync the disk's commits are what the ingress waits for;
+		// shards then share them (docs/performance.md).
+		OneCommitAcrossShards: opts.Durability == DurabilityFsync,
+		Limits:                opts.Limits,
+		TLS:                   opts.TLS,
+		BearerTokens:          opts.BearerTokens,
+		SeparateAdmin:         opts.separateAdmin(),
+		Logger:                opts.Logger,
+		Tracer:                opts.Tracer,
+		Registry:              opts.Registry,
+		UI:                    opts.UI,
 	}, (*ingressRuntime)(e), (*ingressStore)(e))
 	e.ingress.SetKept(e.keptHandler())
 	return e, nil

@@ -105,6 +105,26 @@ func TestFsyncDurability(t *testing.T) {
 	checkDelivered(t, rec, 10)
 }
 
+// TestFsyncShardsTakeTurns posts events at once to a Broker whose four
+// shards take turns to store with fsync durability: every event is
+// delivered, once.
+func TestFsyncShardsTakeTurns(t *testing.T) {
+	rec := newRecorder(t)
+	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), Durability: DurabilityFsync, IngressShards: 4})
+	const events = 200
+	var wg sync.WaitGroup
+	for i := range events {
+		wg.Go(func() {
+			if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
+				t.Errorf("POST = %d", code)
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 30*time.Second, "every event delivered", func() bool { return rec.count() >= events })
+	checkDelivered(t, rec, events)
+}
+
 func TestDurabilityOptions(t *testing.T) {
 	tests := []struct {
 		name    string

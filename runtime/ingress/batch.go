@@ -53,7 +53,13 @@ type batcher struct {
 	to      Store
 	timeout time.Duration
 
+	// gate, when set, is shared with the other shards of an endpoint
+	// (Config.OneCommitAcrossShards).
+	gate *commitGate
+
 	mu sync.Mutex
+	// waiting is set while b is in gate's queue; guarded by gate.mu.
+	waiting bool
 	// limit bounds a batch's bytes, 0 until the first event.
 	limit    int
 	open     *batch   // taking events
@@ -101,25 +107,95 @@ func (b *batcher) hasRoom() bool {
 	return b.inFlight < batchesInFlight
 }
 
+// busy tells whether a batch of b waits for its acknowledgement.
+func (b *batcher) busy() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFlight > 0
+}
+
 // takeSendable moves batches to the publisher while fewer than
-// batchesInFlight wait for an acknowledgement: sealed ones first, in order.
+// batchesInFlight wait for an acknowledgement, and the commit gate, if
+// any, lets them: sealed ones first, in order.
 func (b *batcher) takeSendable(send []*batch) []*batch {
 	for b.inFlight < batchesInFlight {
+		if len(b.sealed) == 0 && b.open == nil {
+			return send
+		}
+		if b.gate != nil && !b.gate.acquire(b) {
+			return send
+		}
 		var s *batch
-		switch {
-		case len(b.sealed) > 0:
+		if len(b.sealed) > 0 {
 			s = b.sealed[0]
 			b.sealed[0] = nil
 			b.sealed = b.sealed[1:]
-		case b.open != nil:
+		} else {
 			s, b.open = b.open, nil
-		default:
-			return send
 		}
 		b.inFlight++
 		send = append(send, s)
 	}
 	return send
+}
+
+// sendWaiting publishes what b can send now.
+func (b *batcher) sendWaiting() {
+	b.mu.Lock()
+	send := b.takeSendable(nil)
+	b.mu.Unlock()
+	for _, s := range send {
+		b.publish(s)
+	}
+}
+
+// commitGate lets one batch at a time be in flight across the shards of
+// an endpoint. With fsync durability every stored message costs an fsync
+// of its own stream; shards that each store their own small batches at
+// once pay one fsync each, which the disk serves one after the other. Held
+// to one, the shards take turns: the next batch gathers every event that
+// arrives while one is stored, as a single shard's would, and goes to the
+// next shard, so that routing still spreads over all of them.
+type commitGate struct {
+	mu   sync.Mutex
+	free int
+	// waiting are the batchers with a batch to send, in the order they
+	// asked; each at most once (batcher.waiting).
+	waiting []*batcher
+}
+
+func newCommitGate() *commitGate { return &commitGate{free: 1} }
+
+// acquire takes the gate for one batch of b, whose lock is held; when it
+// is taken, b waits for its turn.
+func (g *commitGate) acquire(b *batcher) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.free > 0 {
+		g.free--
+		return true
+	}
+	if !b.waiting {
+		b.waiting = true
+		g.waiting = append(g.waiting, b)
+	}
+	return false
+}
+
+// release gives the gate back and returns the batcher whose turn it is,
+// nil when none waits.
+func (g *commitGate) release() *batcher {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.free++
+	if len(g.waiting) == 0 {
+		return nil
+	}
+	next := g.waiting[0]
+	g.waiting[0] = nil
+	g.waiting = g.waiting[1:]
+	next.waiting = false
+	return next
 }
 
 func (b *batcher) publish(bt *batch) {
@@ -140,11 +216,15 @@ func (b *batcher) complete(bt *batch, err error) {
 	close(bt.done)
 	b.mu.Lock()
 	b.inFlight--
-	send := b.takeSendable(nil)
 	b.mu.Unlock()
-	for _, s := range send {
-		b.publish(s)
+	if b.gate != nil {
+		// The shard whose turn it is goes first; then b, whose events
+		// gathered while its batch was stored, asks for a turn.
+		if next := b.gate.release(); next != nil {
+			next.sendWaiting()
+		}
 	}
+	b.sendWaiting()
 }
 
 // batchBuffers hold the bytes of batches, from one that was acknowledged to

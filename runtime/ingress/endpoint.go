@@ -50,6 +50,9 @@ type Endpoint struct {
 	batchers []*batcher
 	// shard is the shard events go to while it has room.
 	shard atomic.Uint32
+	// gated is set when its shards store one batch at a time
+	// (Config.OneCommitAcrossShards).
+	gated bool
 	// trace names it in spans; nil when tracing is off.
 	trace *tracing.Source
 }
@@ -68,10 +71,23 @@ func (s *Server) Endpoint(broker bool, key, path string, subjects []string, acce
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gate *commitGate
+	if s.cfg.OneCommitAcrossShards && len(subjects) > 1 {
+		for _, subject := range subjects {
+			if b := s.batchers[subject]; b != nil && b.gate != nil {
+				gate = b.gate
+			}
+		}
+		if gate == nil {
+			gate = newCommitGate()
+		}
+		ep.gated = true
+	}
 	for _, subject := range subjects {
 		b := s.batchers[subject]
 		if b == nil {
 			b = newBatcher(subject, s.store, s.cfg.PublishTimeout)
+			b.gate = gate
 			s.batchers[subject] = b
 		}
 		ep.batchers = append(ep.batchers, b)
@@ -79,17 +95,27 @@ func (s *Server) Endpoint(broker bool, key, path string, subjects []string, acce
 	return ep
 }
 
-// batcher returns the batcher an event goes to: the current shard's while
-// it can take more batches in flight, else the next one that can. Filling
-// one shard first keeps batches large, so that each fsync stores many
-// events; the next shards take the overflow when stores are slower than
-// events arrive, and their fsyncs run in parallel.
+// batcher returns the batcher an event goes to. Shards that take turns
+// to commit (gated) gather the next batch on the shard after the one being
+// stored. Otherwise it is the current shard's while it can take more
+// batches in flight, else the next one that can: filling one shard first
+// keeps batches large; the next shards take the overflow when stores are
+// slower than events arrive, and their writes run in parallel.
 func (ep *Endpoint) batcher() *batcher {
 	n := uint32(len(ep.batchers))
 	if n == 1 {
 		return ep.batchers[0]
 	}
 	cur := ep.shard.Load()
+	if ep.gated {
+		// One batch is stored at a time: while the current shard's is,
+		// the next batch gathers on the next shard.
+		if ep.batchers[cur%n].busy() {
+			ep.shard.CompareAndSwap(cur, (cur+1)%n)
+			cur = ep.shard.Load()
+		}
+		return ep.batchers[cur%n]
+	}
 	for i := range n {
 		if b := ep.batchers[(cur+i)%n]; b.hasRoom() {
 			if i > 0 {

@@ -52,6 +52,10 @@ type Config struct {
 	// PublishTimeout bounds waiting for the store to acknowledge a batch;
 	// an ingress answers 503 when it expires.
 	PublishTimeout time.Duration
+	// OneCommitAcrossShards makes the ingress shards of a Broker or
+	// Channel store one batch at a time, in turn, instead of one each at
+	// once: with fsync durability, fewer and larger fsyncs.
+	OneCommitAcrossShards bool
 	// Limits bound what clients can take of the HTTP listener.
 	Limits Limits
 	// TLS, when set, serves the HTTP listener over TLS only.
