@@ -21,15 +21,7 @@ func TestShardedIngress(t *testing.T) {
 	rec := newRecorder(t)
 	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), IngressShards: 4})
 	const events = 200
-	var wg sync.WaitGroup
-	for i := range events {
-		wg.Go(func() {
-			if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
-				t.Errorf("POST = %d", code)
-			}
-		})
-	}
-	wg.Wait()
+	postAtOnce(t, e.URL()+"/brokers/ns/b", events)
 	eventually(t, 20*time.Second, "every event delivered", func() bool { return rec.count() >= events })
 	checkDelivered(t, rec, events)
 	names := pipeline.NamesFor(pipeline.KindBroker, routing.Source{Namespace: "ns", Name: "b"})
@@ -112,15 +104,7 @@ func TestFsyncShardsTakeTurns(t *testing.T) {
 	rec := newRecorder(t)
 	e := startEngine(t, Options{Table: brokerTable(trigger("t", rec.srv.URL, map[string]string{"type": "x"})), Durability: DurabilityFsync, IngressShards: 4})
 	const events = 200
-	var wg sync.WaitGroup
-	for i := range events {
-		wg.Go(func() {
-			if code := post(t, e.URL()+"/brokers/ns/b", fmt.Sprint(i), "x"); code != http.StatusAccepted {
-				t.Errorf("POST = %d", code)
-			}
-		})
-	}
-	wg.Wait()
+	postAtOnce(t, e.URL()+"/brokers/ns/b", events)
 	eventually(t, 30*time.Second, "every event delivered", func() bool { return rec.count() >= events })
 	checkDelivered(t, rec, events)
 }
@@ -158,6 +142,21 @@ func TestDurabilityOptions(t *testing.T) {
 }
 
 // checkDelivered checks that rec got the events "0" to "n-1", each once.
+// postAtOnce posts n events of type x, with ids 0 to n-1, all at once,
+// each expecting 202.
+func postAtOnce(t *testing.T, url string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if code := post(t, url, fmt.Sprint(i), "x"); code != http.StatusAccepted {
+				t.Errorf("POST = %d", code)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func checkDelivered(t *testing.T, rec *recorder, n int) {
 	t.Helper()
 	var want []string
