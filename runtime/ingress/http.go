@@ -286,20 +286,33 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
-		switch r.URL.Path {
-		case "/healthz", "/readyz":
+		switch {
+		case isIngressPath(r.URL.Path):
+			s.serveIngress(w, r)
+		case isProbePath(r.URL.Path):
 			admin.ServeHTTP(w, r)
-		case "/status", "/metrics":
+		default: // /status, /metrics
 			if s.cfg.SeparateAdmin {
 				writeText(w, http.StatusNotFound, r.URL.Path+" is served on the admin listener only")
 				return
 			}
 			admin.ServeHTTP(w, r)
-		default:
-			s.serveIngress(w, r)
 		}
 	})
 }
+
+// isIngressPath reports whether Handler serves path as the ingress of a
+// Broker or Channel: every path but the probes, /status, /metrics, /ui and
+// /dlq. The lean server serves only these.
+func isIngressPath(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/status", "/metrics":
+		return false
+	}
+	return !isUIPath(path) && !isKeptPath(path)
+}
+
+func isProbePath(path string) bool { return path == "/healthz" || path == "/readyz" }
 
 // closeAfterChunked closes an HTTP/1 connection after the answer to a
 // request with a Transfer-Encoding. net/http frames such a request by its

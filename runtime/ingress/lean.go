@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -371,14 +372,16 @@ func (lc *leanConn) parse(block []byte) *http.Request {
 	closeAfter := false
 	pos := 0
 	for n := 0; ; n++ {
-		eol := pos + indexCRLF(text[pos:])
-		if eol == pos {
-			break
+		lineLen := strings.Index(text[pos:], "\r\n")
+		if lineLen <= 0 {
+			break // the blank line that ends the block
 		}
-		colon := pos + indexColon(text[pos:eol])
-		if colon <= pos || colon == eol {
+		eol := pos + lineLen
+		c := strings.IndexByte(text[pos:eol], ':')
+		if c <= 0 {
 			return nil
 		}
+		colon := pos + c
 		key, ok := canonicalKey(text[pos:colon])
 		if !ok {
 			return nil
@@ -420,11 +423,7 @@ func (lc *leanConn) parse(block []byte) *http.Request {
 	}
 	delete(header, "Host")
 	path := string(target)
-	if isUIPath(path) || isKeptPath(path) {
-		return nil
-	}
-	switch path {
-	case "/healthz", "/readyz", "/status", "/metrics":
+	if !isIngressPath(path) {
 		return nil
 	}
 	r := &lc.req
@@ -464,24 +463,6 @@ func plainPath(target []byte) bool {
 		}
 	}
 	return true
-}
-
-func indexCRLF(s string) int {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '\r' && s[i+1] == '\n' {
-			return i
-		}
-	}
-	return len(s)
-}
-
-func indexColon(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ':' {
-			return i
-		}
-	}
-	return len(s)
 }
 
 func trimSpaceTab(s string) string {
@@ -808,9 +789,6 @@ func (w *leanResponse) Write(p []byte) (int, error) {
 // SetWriteDeadline serves http.ResponseController.
 func (w *leanResponse) SetWriteDeadline(t time.Time) error { return w.conn.c.SetWriteDeadline(t) }
 
-// SetReadDeadline serves http.ResponseController.
-func (w *leanResponse) SetReadDeadline(t time.Time) error { return w.conn.c.SetReadDeadline(t) }
-
 func bodyAllowed(status int) bool {
 	return (status < 100 || status > 199) && status != http.StatusNoContent && status != http.StatusNotModified
 }
@@ -823,7 +801,7 @@ func (w *leanResponse) finish() {
 		w.WriteHeader(http.StatusOK)
 	}
 	h := w.header
-	if hasToken(h["Connection"], "close") {
+	if httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
 		w.closeAfter = true
 	}
 	body := &w.conn.body
@@ -914,17 +892,6 @@ func appendHeaderLine(out []byte, key, value string) []byte {
 		}
 	}
 	return append(out, "\r\n"...)
-}
-
-func hasToken(values []string, token string) bool {
-	for _, v := range values {
-		for part := range bytes.SplitSeq([]byte(v), []byte(",")) {
-			if asciiEqualFold(string(bytes.TrimSpace(part)), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // httpDate is the Date of an answer, formatted once a second.
