@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +120,42 @@ func TestOpenLoopRate(t *testing.T) {
 	// A fixed schedule sends about Rate per second, never much more.
 	if got := r.PerSecond(); got < 300 || got > 600 {
 		t.Errorf("%.0f requests/s at a rate of 500", got)
+	}
+}
+
+func TestSlowRequestsAreListed(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Ce-Type") == "slow" {
+			time.Sleep(delay)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	cfg := Config{URL: srv.URL, Connections: 2, Duration: 300 * time.Millisecond, Events: []Event{{Type: "fast"}, {Type: "slow"}}}
+	start := time.Now()
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Slow != nil {
+		t.Errorf("without SlowOver, %d requests are listed as slow", len(r.Slow))
+	}
+	cfg.SlowOver = delay * 2 / 3
+	r, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	over := len(r.Latency) - sort.Search(len(r.Latency), func(i int) bool { return r.Latency[i] > cfg.SlowOver })
+	if over == 0 || len(r.Slow) != over {
+		t.Fatalf("%d requests took over %v, %d are listed as slow", over, cfg.SlowOver, len(r.Slow))
+	}
+	if !slices.IsSortedFunc(r.Slow, time.Time.Compare) {
+		t.Error("the slow requests are not sorted by time")
+	}
+	if first, last := r.Slow[0], r.Slow[len(r.Slow)-1]; first.Before(start) || last.After(end) {
+		t.Errorf("slow requests listed from %v to %v, outside the run from %v to %v", first, last, start, end)
 	}
 }
 

@@ -42,6 +42,9 @@ type Config struct {
 	// Result.Counted is the difference, such as the deliveries a
 	// subscriber received in the window.
 	Count func() int64
+	// SlowOver, when positive, makes Result.Slow list the requests of the
+	// window whose latency exceeded it.
+	SlowOver time.Duration
 }
 
 // DefaultBody is the payload sent when Config.Body is nil.
@@ -54,13 +57,18 @@ type Result struct {
 	Requests, Errors int64
 	// Status counts the responses by status code; 0 is a transport error.
 	Status map[int]int64
-	// Elapsed is the window's length; CPU the CPU time the whole process
-	// used in it.
+	// Start is when the window opened, Elapsed its length; CPU the CPU
+	// time the whole process used in it.
+	Start        time.Time
 	Elapsed, CPU time.Duration
 	// Latency holds the latency of every request of the window, sorted.
 	Latency Latencies
 	// Counted is how much Config.Count grew in the window.
 	Counted int64
+	// Slow holds, sorted, when each request slower than Config.SlowOver
+	// was due (its scheduled time in an open loop, else when it was sent),
+	// so that slow requests can be set beside what the process did then.
+	Slow []time.Time
 	// FirstError is the first error seen, if any.
 	FirstError error
 }
@@ -130,6 +138,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		mu       sync.Mutex
 		status   = map[int]int64{}
 		latency  Latencies
+		slow     []time.Time
 		firstErr error
 	)
 	ctx, cancel := context.WithCancel(ctx)
@@ -140,6 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer w.close()
 			local := map[int]int64{}
 			var lat Latencies
+			var slowDue []time.Time
 			var werr error
 		loop:
 			for phase.Load() != phaseDone && ctx.Err() == nil {
@@ -178,7 +188,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					continue
 				}
 				local[code]++
-				lat = append(lat, time.Since(due))
+				took := time.Since(due)
+				lat = append(lat, took)
+				if cfg.SlowOver > 0 && took > cfg.SlowOver {
+					slowDue = append(slowDue, due)
+				}
 				if err != nil && werr == nil {
 					werr = err
 				}
@@ -189,6 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				status[k] += v
 			}
 			latency = append(latency, lat...)
+			slow = append(slow, slowDue...)
 			if firstErr == nil {
 				firstErr = werr
 			}
@@ -228,7 +243,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, context.Cause(ctx)
 	}
 	slices.Sort(latency)
-	r := &Result{Status: status, Elapsed: elapsed, CPU: cpu, Latency: latency, Counted: counted, FirstError: firstErr}
+	slices.SortFunc(slow, time.Time.Compare)
+	r := &Result{Status: status, Start: t0, Elapsed: elapsed, CPU: cpu, Latency: latency, Counted: counted, Slow: slow, FirstError: firstErr}
 	for code, n := range status {
 		r.Requests += n
 		if code < 200 || code > 299 {

@@ -589,7 +589,8 @@ func benchRuntimeTail(b *testing.B) {
 	plain, sub, url, events, maxRate := halfLoad(b)
 	m := medians{}
 	c := ceiling(b, loadgen.Config{URL: plain, Connections: 64, Rate: maxRate / 2, Duration: *tailWindow / 10})
-	k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events, Duration: *tailWindow}, 1)
+	k := gatedRound(b, sub, loadgen.Config{URL: url, Connections: 64, Rate: maxRate / 2, Events: events, Duration: *tailWindow, SlowOver: tailTarget}, 1)
+	gc := gcPauseEnds()
 	l := sub.Latencies()
 	m.add("e2e-p50-ms", ms(l.Percentile(50)))
 	m.add("e2e-p99-ms", ms(l.Percentile(99)))
@@ -604,25 +605,122 @@ func benchRuntimeTail(b *testing.B) {
 	m.add("ceiling-p99.9-ms", ms(c.Latency.Percentile(99.9)))
 	m.add("events/s", k.PerSecond())
 	m.add("max-events/s", maxRate)
+	m.add("cpu-cores", k.CPU.Seconds()/k.Elapsed.Seconds())
+	// Which slow POSTs came with a garbage collection: the share of them
+	// due within gcNear of a collection's end, next to the share of the
+	// window that lies that near one.
+	near := gcNearness(k.Slow, gc, k.Start, k.Start.Add(k.Elapsed), gcNear)
+	m.add("gc-cycles/s", float64(near.cycles)/k.Elapsed.Seconds())
+	m.add("posts-over-3ms", float64(len(k.Slow)))
+	m.add("posts-over-3ms-near-gc-%", 100*near.slowShare)
+	m.add("time-near-gc-%", 100*near.timeShare)
 	m.report(b)
+}
+
+// tailTarget is the POST latency the tail scenario counts slow POSTs over
+// for its attribution to garbage collection; gcNear is how close to a
+// collection's end such a POST must be due to count as near it.
+const (
+	tailTarget = 3 * time.Millisecond
+	gcNear     = 20 * time.Millisecond
+)
+
+// gcPauseEnds returns when the last garbage collections (at most 256, as
+// the runtime keeps) ended their stop-the-world pauses, oldest first.
+func gcPauseEnds() []time.Time {
+	var s debug.GCStats
+	debug.ReadGCStats(&s)
+	ends := slices.Clone(s.PauseEnd)
+	slices.Reverse(ends)
+	return ends
+}
+
+// nearness tells how slow requests and garbage collections fell together
+// in a window.
+type nearness struct {
+	// cycles counts the collections in the window.
+	cycles int
+	// slowShare is the share of the slow requests due within the radius of
+	// a collection; timeShare the share of the window within it.
+	slowShare, timeShare float64
+}
+
+// gcNearness sets slow requests (due times, sorted) beside collection ends
+// (sorted) in the window [from, to). When the runtime's history of
+// collections does not reach back to from, only the part of the window it
+// covers counts.
+func gcNearness(slow, gcEnds []time.Time, from, to time.Time, radius time.Duration) nearness {
+	if len(gcEnds) == 256 && gcEnds[0].After(from) {
+		from = gcEnds[0]
+	}
+	var n nearness
+	var covered time.Duration
+	reach := from // the window is measured up to here
+	for _, end := range gcEnds {
+		if end.Before(from) || !end.Before(to) {
+			continue
+		}
+		n.cycles++
+		lo, hi := end.Add(-radius), end.Add(radius)
+		lo = later(lo, reach)
+		if hi.After(to) {
+			hi = to
+		}
+		if hi.After(lo) {
+			covered += hi.Sub(lo)
+			reach = hi
+		}
+	}
+	if to.After(from) {
+		n.timeShare = float64(covered) / float64(to.Sub(from))
+	}
+	counted, near := 0, 0
+	for _, s := range slow {
+		if s.Before(from) || !s.Before(to) {
+			continue
+		}
+		counted++
+		i, _ := slices.BinarySearchFunc(gcEnds, s.Add(-radius), time.Time.Compare)
+		if i < len(gcEnds) && !gcEnds[i].After(s.Add(radius)) {
+			near++
+		}
+	}
+	if counted > 0 {
+		n.slowShare = float64(near) / float64(counted)
+	}
+	return n
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // fsyncShards is the sharded configuration the fsync scenario measures.
 const fsyncShards = 8
 
 // benchRuntimeFsync: the durable ingress with fsync durability, with one
-// ingress stream and with fsyncShards, next to the rate at which one stream
-// of the same server stores one message per event (each fsynced, as a
-// runtime without group commit would store them).
+// ingress stream and with fsyncShards, next to the same ingress with file
+// durability in the same round, and to the rate at which one stream of the
+// same server stores one message per event (each fsynced, as a runtime
+// without group commit would store them).
 func benchRuntimeFsync(b *testing.B) {
 	one := benchEngineOpts(b, Options{Table: brokerTable(), Durability: DurabilityFsync, IngressShards: 1})
 	sharded := benchEngineOpts(b, Options{Table: brokerTable(), Durability: DurabilityFsync, IngressShards: fsyncShards})
+	file := benchEngine(b, brokerTable())
 	ref := fsyncReference(b, one)
 	m := medians{}
 	for range *benchRounds {
 		r := ref(*benchWindow)
+		f := load(b, loadgen.Config{URL: file.URL() + "/brokers/ns/b"})
 		k1 := load(b, loadgen.Config{URL: one.URL() + "/brokers/ns/b"})
 		k := load(b, loadgen.Config{URL: sharded.URL() + "/brokers/ns/b"})
+		m.add("file-events/s", f.PerSecond())
+		m.add("shard1-vs-file", k1.PerSecond()/f.PerSecond())
+		m.add("vs-file", k.PerSecond()/f.PerSecond())
+		m.add("vs-shard1", k.PerSecond()/k1.PerSecond())
 		m.add("events/s", k.PerSecond())
 		m.add("cpu-µs/event", µs(k.CPUPerRequest()))
 		postLatency(m, "", k)
