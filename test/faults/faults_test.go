@@ -71,14 +71,33 @@ func TestFlakySubscriber(t *testing.T) {
 
 // TestRepeatedSIGKILL kills the runtime with SIGKILL three times while
 // events pour in and a slow subscriber leaves a backlog, restarting it on
-// the same data directory each time.
+// the same data directory each time: with file durability and one ingress
+// stream, and with fsync durability, whose ingress shards take turns to
+// commit.
 func TestRepeatedSIGKILL(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		args []string
+		// serving is what the runtime logs of its mode when it starts.
+		serving string
+	}{
+		{name: "file", serving: "durability=file ingress_shards=1"},
+		{name: "fsync with 4 shards", args: []string{"--durability", "fsync", "--ingress-shards", "4"}, serving: "durability=fsync ingress_shards=4"},
+	} {
+		t.Run(mode.name, func(t *testing.T) { testRepeatedSIGKILL(t, mode.serving, mode.args...) })
+	}
+}
+
+func testRepeatedSIGKILL(t *testing.T, serving string, args ...string) {
 	sub := rig.NewSubscriber(t)
 	// Slower than the ingress, so that a backlog is stored at each kill.
 	sub.SetConcurrency(4)
 	sub.SetDelay(5 * time.Millisecond)
 	k := rig.StartKnc(t, kncBinary, rig.Table(rig.Broker("b",
-		rig.Trigger("t", sub.URL(), rig.Retrying(10, 50*time.Millisecond, time.Second, "")))))
+		rig.Trigger("t", sub.URL(), rig.Retrying(10, 50*time.Millisecond, time.Second, "")))), args...)
+	if !strings.Contains(k.Log(), serving) {
+		t.Fatalf("the runtime does not log %q when it starts:\n%s", serving, k.Log())
+	}
 	// The URL changes with each restart; the load follows it.
 	var url atomic.Pointer[string]
 	set := func() { u := k.BrokerURL(rig.Namespace, "b"); url.Store(&u) }
