@@ -17,7 +17,7 @@ func TestGCNearness(t *testing.T) {
 		}
 		return ts
 	}
-	many := make([]int, 256)
+	many := make([]int, gcHistory)
 	for i := range many {
 		many[i] = 600 + i
 	}
@@ -53,7 +53,7 @@ func TestGCNearness(t *testing.T) {
 			slow: at(100, 700), gc: at(many...), to: 1000,
 			// From 600 (the oldest collection kept) to 1000, all within 20
 			// ms of a collection except from 875 to 1000.
-			want: nearness{cycles: 256, slowShare: 1, timeShare: 275.0 / 400},
+			want: nearness{cycles: gcHistory, slowShare: 1, timeShare: 275.0 / 400},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

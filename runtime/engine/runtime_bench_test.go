@@ -611,8 +611,8 @@ func benchRuntimeTail(b *testing.B) {
 	// window that lies that near one.
 	near := gcNearness(k.Slow, gc, k.Start, k.Start.Add(k.Elapsed), gcNear)
 	m.add("gc-cycles/s", float64(near.cycles)/k.Elapsed.Seconds())
-	m.add("posts-over-3ms", float64(len(k.Slow)))
-	m.add("posts-over-3ms-near-gc-%", 100*near.slowShare)
+	m.add("posts-over-"+tailTarget.String(), float64(len(k.Slow)))
+	m.add("posts-over-"+tailTarget.String()+"-near-gc-%", 100*near.slowShare)
 	m.add("time-near-gc-%", 100*near.timeShare)
 	m.report(b)
 }
@@ -625,8 +625,12 @@ const (
 	gcNear     = 20 * time.Millisecond
 )
 
-// gcPauseEnds returns when the last garbage collections (at most 256, as
-// the runtime keeps) ended their stop-the-world pauses, oldest first.
+// gcHistory is how many garbage collections debug.ReadGCStats reports at
+// most: the runtime keeps the times of the last 256.
+const gcHistory = 256
+
+// gcPauseEnds returns when the last garbage collections (at most
+// gcHistory) ended their stop-the-world pauses, oldest first.
 func gcPauseEnds() []time.Time {
 	var s debug.GCStats
 	debug.ReadGCStats(&s)
@@ -650,7 +654,7 @@ type nearness struct {
 // collections does not reach back to from, only the part of the window it
 // covers counts.
 func gcNearness(slow, gcEnds []time.Time, from, to time.Time, radius time.Duration) nearness {
-	if len(gcEnds) == 256 && gcEnds[0].After(from) {
+	if len(gcEnds) == gcHistory && gcEnds[0].After(from) {
 		from = gcEnds[0]
 	}
 	var n nearness
