@@ -2,38 +2,50 @@ package natsserver
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
 
 // JetStream recovers a damaged message block by cutting it at its first
 // record that fails its checksum; the messages after it are gone, and are
-// often reported as deleted rather than lost. A block that is shorter once
-// JetStream has started than it was before is the trace such a cut leaves:
-// the server never shortens a block as it starts otherwise, and a process
-// that was killed leaves whole records behind.
+// often reported as deleted rather than lost. It cuts the block's file in
+// place, so a block that is the same file and shorter once JetStream has
+// started than it was before is the trace such a cut leaves: a process
+// that was killed leaves whole records behind. JetStream also shortens
+// blocks as it starts by rewriting them without removed messages (as when
+// a work-queue stream drops what its consumers had acknowledged before the
+// stop); it writes such a block as a new file and renames it over the
+// old one, and nothing is lost by it.
 
-// blockSizes returns the size of every message block under dir, by path.
-func blockSizes(dir string) map[string]int64 {
-	sizes := map[string]int64{}
+// block is a message block's file as it was seen.
+type block struct {
+	size int64
+	// file tells the same file from one written anew under its name.
+	file fs.FileInfo
+}
+
+// blocks returns every message block under dir, by path.
+func blocks(dir string) map[string]block {
+	found := map[string]block{}
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".blk") {
 			return nil
 		}
 		if info, err := d.Info(); err == nil {
-			sizes[path] = info.Size()
+			found[path] = block{size: info.Size(), file: info}
 		}
 		return nil
 	})
-	return sizes
+	return found
 }
 
 // damagedStreams returns the names of the streams with a block that is
-// shorter in after than in before.
-func damagedStreams(before, after map[string]int64) map[string]bool {
+// the same file in before and after, and shorter in after.
+func damagedStreams(before, after map[string]block) map[string]bool {
 	out := map[string]bool{}
-	for path, size := range after {
-		if was, ok := before[path]; ok && size < was {
+	for path, now := range after {
+		if was, ok := before[path]; ok && now.size < was.size && os.SameFile(was.file, now.file) {
 			// DIR/streams/STREAM/msgs/N.blk
 			out[filepath.Base(filepath.Dir(filepath.Dir(path)))] = true
 		}

@@ -190,7 +190,7 @@ func Start(opts Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	sizes := blockSizes(opts.StoreDir)
+	before := blocks(opts.StoreDir)
 	ns.Start()
 	if !ns.ReadyForConnections(timeout) {
 		ns.Shutdown()
@@ -204,7 +204,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	started = true
 	srv := &Server{ns: ns, lock: lock, log: log, storeDir: opts.StoreDir, fault: fault, quit: make(chan struct{}),
-		damaged: damagedStreams(sizes, blockSizes(opts.StoreDir))}
+		damaged: damagedStreams(before, blocks(opts.StoreDir))}
 	if cfg := ns.JetStreamConfig(); cfg != nil {
 		srv.jsConfig = *cfg
 	}
