@@ -287,32 +287,33 @@ func (s *Server) Handler() http.Handler {
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		switch {
-		case isIngressPath(r.URL.Path):
-			s.serveIngress(w, r)
 		case isProbePath(r.URL.Path):
 			admin.ServeHTTP(w, r)
-		default: // /status, /metrics
+		case isReportPath(r.URL.Path):
 			if s.cfg.SeparateAdmin {
 				writeText(w, http.StatusNotFound, r.URL.Path+" is served on the admin listener only")
 				return
 			}
 			admin.ServeHTTP(w, r)
+		default:
+			s.serveIngress(w, r)
 		}
 	})
 }
 
-// isIngressPath reports whether Handler serves path as the ingress of a
-// Broker or Channel: every path but the probes, /status, /metrics, /ui and
-// /dlq. The lean server serves only these.
+// isIngressPath reports whether Handler surely serves path as the ingress
+// of a Broker or Channel: not a probe, a report, /ui or /dlq, which it
+// serves otherwise (or, with the live page off, as an ingress that is not
+// there). The lean server serves only these paths.
 func isIngressPath(path string) bool {
-	switch path {
-	case "/healthz", "/readyz", "/status", "/metrics":
-		return false
-	}
-	return !isUIPath(path) && !isKeptPath(path)
+	return !isProbePath(path) && !isReportPath(path) && !isUIPath(path) && !isKeptPath(path)
 }
 
 func isProbePath(path string) bool { return path == "/healthz" || path == "/readyz" }
+
+// isReportPath reports whether path is /status or /metrics, which the
+// admin listener alone serves with Config.SeparateAdmin.
+func isReportPath(path string) bool { return path == "/status" || path == "/metrics" }
 
 // closeAfterChunked closes an HTTP/1 connection after the answer to a
 // request with a Transfer-Encoding. net/http frames such a request by its
