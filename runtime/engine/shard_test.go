@@ -141,7 +141,6 @@ func TestDurabilityOptions(t *testing.T) {
 	}
 }
 
-// checkDelivered checks that rec got the events "0" to "n-1", each once.
 // postAtOnce posts n events of type x, with ids 0 to n-1, all at once,
 // each expecting 202.
 func postAtOnce(t *testing.T, url string, n int) {
@@ -157,6 +156,7 @@ func postAtOnce(t *testing.T, url string, n int) {
 	wg.Wait()
 }
 
+// checkDelivered checks that rec got the events "0" to "n-1", each once.
 func checkDelivered(t *testing.T, rec *recorder, n int) {
 	t.Helper()
 	var want []string
