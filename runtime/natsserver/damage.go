@@ -18,22 +18,17 @@ import (
 // stop); it writes such a block as a new file and renames it over the
 // old one, and nothing is lost by it.
 
-// block is a message block's file as it was seen.
-type block struct {
-	size int64
-	// file tells the same file from one written anew under its name.
-	file fs.FileInfo
-}
-
-// blocks returns every message block under dir, by path.
-func blocks(dir string) map[string]block {
-	found := map[string]block{}
+// blocks returns every message block under dir, by path, as it was seen:
+// its size, and what tells the same file from one written anew under its
+// name (os.SameFile).
+func blocks(dir string) map[string]fs.FileInfo {
+	found := map[string]fs.FileInfo{}
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".blk") {
 			return nil
 		}
 		if info, err := d.Info(); err == nil {
-			found[path] = block{size: info.Size(), file: info}
+			found[path] = info
 		}
 		return nil
 	})
@@ -42,10 +37,10 @@ func blocks(dir string) map[string]block {
 
 // damagedStreams returns the names of the streams with a block that is
 // the same file in before and after, and shorter in after.
-func damagedStreams(before, after map[string]block) map[string]bool {
+func damagedStreams(before, after map[string]fs.FileInfo) map[string]bool {
 	out := map[string]bool{}
 	for path, now := range after {
-		if was, ok := before[path]; ok && now.size < was.size && os.SameFile(was.file, now.file) {
+		if was, ok := before[path]; ok && now.Size() < was.Size() && os.SameFile(was, now) {
 			// DIR/streams/STREAM/msgs/N.blk
 			out[filepath.Base(filepath.Dir(filepath.Dir(path)))] = true
 		}

@@ -1,6 +1,7 @@
 package natsserver
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,7 +68,7 @@ func TestDamagedStreams(t *testing.T) {
 		})
 	}
 	t.Run("new", func(t *testing.T) {
-		if diff := cmp.Diff(map[string]bool{}, damagedStreams(map[string]block{}, blocks(dir))); diff != "" {
+		if diff := cmp.Diff(map[string]bool{}, damagedStreams(map[string]fs.FileInfo{}, blocks(dir))); diff != "" {
 			t.Errorf("damaged streams (-want +got):\n%s", diff)
 		}
 	})
