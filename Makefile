@@ -31,15 +31,18 @@ build:
 # layout in IMAGE_DIR, without a container daemon (hack/image, on
 # go-containerregistry): a static knc-runtime (cmd/knc-runtime, the
 # runtime without the compiler) on a minimal root it assembles itself. The same commit gives the same digest, printed last.
+# The layer is zstd; IMAGE_COMPRESSION=gzip writes it for a container
+# runtime that cannot pull zstd (containerd before 1.5, Docker before 23).
 IMAGE_DIR ?= $(BIN)/image
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_COMPRESSION ?= zstd
 image:
 	@mkdir -p $(BIN)/platforms
 	@set -e; for p in $(IMAGE_PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/platforms/knc-runtime-$$os-$$arch ./cmd/knc-runtime; \
 	done
-	cd hack/image && $(GO) run . -out $(IMAGE_DIR) -epoch $(SOURCE_DATE_EPOCH) -version '$(VERSION)' -revision '$(COMMIT)' \
+	cd hack/image && $(GO) run . -out $(IMAGE_DIR) -epoch $(SOURCE_DATE_EPOCH) -version '$(VERSION)' -revision '$(COMMIT)' -compression $(IMAGE_COMPRESSION) \
 		$(foreach p,$(IMAGE_PLATFORMS),-bin $(p)=$(BIN)/platforms/knc-runtime-$(subst /,-,$(p)))
 
 # image-test builds the image twice, checks that both have the same
@@ -51,7 +54,7 @@ image-test:
 	@a=$$(cat $(BIN)/image/index.json | sha256sum); b=$$(cat $(BIN)/image-again/index.json | sha256sum); \
 		if [ "$$a" != "$$b" ]; then echo "image-test: two builds of one commit differ"; diff $(BIN)/image/index.json $(BIN)/image-again/index.json; exit 1; fi; \
 		echo "image-test: two builds give the same image index"
-	cd hack/image && KNC_IMAGE_LAYOUT=$(BIN)/image KNC_IMAGE_PLATFORMS='$(IMAGE_PLATFORMS)' KNC_IMAGE_VERSION='$(VERSION)' KNC_IMAGE_REVISION='$(COMMIT)' $(GO) test -count=1 .
+	cd hack/image && KNC_IMAGE_LAYOUT=$(BIN)/image KNC_IMAGE_PLATFORMS='$(IMAGE_PLATFORMS)' KNC_IMAGE_VERSION='$(VERSION)' KNC_IMAGE_REVISION='$(COMMIT)' KNC_IMAGE_COMPRESSION=$(IMAGE_COMPRESSION) $(GO) test -count=1 .
 
 vet:
 	$(GO) vet ./...

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -13,13 +14,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/compression"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
 // TestImage checks the image `make image` wrote (make image-test passes
-// its layout in KNC_IMAGE_LAYOUT): one image per platform, each running
+// its layout in KNC_IMAGE_LAYOUT): one image per platform, each with one
+// layer compressed as KNC_IMAGE_COMPRESSION says (zstd by default), each running
 // knc-runtime as user 65532 with the OCI labels of its commit, and the
 // image of this machine's platform runs it from its own root file system,
 // with the arguments knc build renders and with those of knc runtime
@@ -72,6 +75,7 @@ func TestImage(t *testing.T) {
 				t.Errorf("%s: label %s is %q, want %q", platform, label, got, want)
 			}
 		}
+		checkLayer(t, platform, img)
 		if desc.Platform.OS == runtime.GOOS && desc.Platform.Architecture == runtime.GOARCH {
 			native = img
 		}
@@ -111,6 +115,51 @@ func TestImage(t *testing.T) {
 		if !strings.Contains(out, "--table") {
 			t.Errorf("knc-runtime %s in the image printed\n%s", strings.Join(args, " "), out)
 		}
+	}
+}
+
+// checkLayer checks that img has one layer, whose media type names the
+// compression KNC_IMAGE_COMPRESSION asked for and whose bytes are in it.
+func checkLayer(t *testing.T, platform string, img v1.Image) {
+	t.Helper()
+	name := os.Getenv("KNC_IMAGE_COMPRESSION")
+	if name == "" {
+		name = "zstd"
+	}
+	want, err := layerCodec(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layers) != 1 {
+		t.Fatalf("%s: %d layers, want 1", platform, len(layers))
+	}
+	mt, err := layers[0].MediaType()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt != want.mediaType {
+		t.Errorf("%s: the layer's media type is %s, want %s", platform, mt, want.mediaType)
+	}
+	rc, err := layers[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(rc, head); err != nil {
+		t.Fatal(err)
+	}
+	// The magic numbers of RFC 1952 (gzip) and RFC 8878 (zstd).
+	magic := map[compression.Compression][]byte{
+		compression.GZip: {0x1f, 0x8b},
+		compression.ZStd: {0x28, 0xb5, 0x2f, 0xfd},
+	}[want.algorithm]
+	if !bytes.HasPrefix(head, magic) {
+		t.Errorf("%s: the layer starts % x, not %s's magic number % x", platform, head, want.algorithm, magic)
 	}
 }
 
