@@ -34,7 +34,7 @@ var notInTheRuntime = []string{
 	// kube-openapi's models, for a runtime that reads and writes Knative
 	// objects through the dynamic client only. Status is written with
 	// runtime/cluster/statuspatch, kinds are mapped with
-	// runtime/cluster/restmap.
+	// internal/restmap.
 	"k8s.io/api/",
 	"k8s.io/client-go/kubernetes",
 	"k8s.io/client-go/informers",

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/knc-dev/knc/internal/kubetest"
-	"github.com/knc-dev/knc/runtime/cluster/restmap"
+	"github.com/knc-dev/knc/internal/restmap"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
