@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	fluxkustomize "github.com/fluxcd/pkg/kustomize"
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -511,7 +510,7 @@ func remote(fsys inputfs.FS, dir string, seen map[string]bool) (string, error) {
 	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
 		for _, entry := range list {
-			if !fluxkustomize.IsLocalRelativePath(entry) || strings.Contains(entry, "?ref=") {
+			if !isLocalRelativePath(entry) || strings.Contains(entry, "?ref=") {
 				return kfile, remoteError(entry)
 			}
 		}
@@ -572,7 +571,7 @@ func includes(fsys inputfs.FS, absDir string, k *types.Kustomization) []string {
 	//lint:ignore SA1019 kustomize still builds the bases of old kustomizations, so knc reads them too
 	for _, list := range [][]string{k.Resources, k.Components, k.Bases} {
 		for _, entry := range list {
-			if !fluxkustomize.IsLocalRelativePath(entry) {
+			if !isLocalRelativePath(entry) {
 				continue
 			}
 			sub := filepath.Join(absDir, entry)

@@ -3,13 +3,11 @@ package live
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/knc-dev/knc/internal/restmap"
 )
 
 // Client throttling. client-go's defaults (5 requests a second, bursts of
@@ -44,7 +42,9 @@ type Cluster struct {
 	Namespace string
 	Config    *rest.Config
 	Dynamic   dynamic.Interface
-	Mapper    meta.ResettableRESTMapper
+	// Mapper maps kinds to resources from the API server's discovery
+	// documents, read as each group version is first needed.
+	Mapper *restmap.Mapper
 }
 
 // Connect loads the kubeconfig as kubectl does and makes the clients.
@@ -86,16 +86,22 @@ func (c *Cluster) init(cfg *rest.Config, opts ConnectOptions) error {
 		cfg.Burst = DefaultBurst
 	}
 	cfg.UserAgent = "knc"
-	dyn, err := dynamic.NewForConfig(cfg)
+	// One HTTP client, so that objects and discovery documents share its
+	// connections.
+	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return err
+	}
+	mapper, err := restmap.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return err
 	}
 	c.Config = cfg
 	c.Dynamic = dyn
-	c.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	c.Mapper = mapper
 	return nil
 }

@@ -233,8 +233,8 @@ func refOf(u *unstructured.Unstructured) Ref {
 
 // resourceFor is the client of o's resource, and whether the cluster
 // serves its kind.
-func resourceFor(c *Cluster, gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, bool, error) {
-	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+func resourceFor(ctx context.Context, c *Cluster, gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, bool, error) {
+	m, err := c.Mapper.RESTMapping(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return nil, false, nil
 	}
@@ -252,7 +252,7 @@ func resourceFor(c *Cluster, gvk schema.GroupVersionKind, namespace string) (dyn
 // rules (immutable fields) still report on it.
 func dryRun(ctx context.Context, c *Cluster, o *unstructured.Unstructured, fieldManager string, crds map[schema.GroupKind]bool) (applied, error) {
 	a := applied{built: o, after: o}
-	ri, served, err := resourceFor(c, o.GroupVersionKind(), o.GetNamespace())
+	ri, served, err := resourceFor(ctx, c, o.GroupVersionKind(), o.GetNamespace())
 	if err != nil {
 		return a, err
 	}

@@ -63,7 +63,7 @@ func pruneByInventory(ctx context.Context, c *Cluster, name string, objs []*unst
 			continue
 		}
 		gvk := schema.GroupVersionKind{Group: obj.group, Version: version, Kind: obj.kind}
-		ri, served, err := resourceFor(c, gvk, obj.namespace)
+		ri, served, err := resourceFor(ctx, c, gvk, obj.namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func pruneByLabels(ctx context.Context, c *Cluster, objs []*unstructured.Unstruc
 			continue
 		}
 		seenKind[gvk.GroupKind()] = true
-		m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		m, err := c.Mapper.RESTMapping(ctx, gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			// A kind the cluster does not serve has nothing to prune.
 			continue

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/knc-dev/knc/internal/informer"
 )
 
 // WatchStatus calls changed with the status of scope's objects, first as
@@ -19,14 +21,11 @@ import (
 // so that the caller keeps the last status it was given.
 func WatchStatus(ctx context.Context, c *Cluster, scope Scope, changed func(*Status) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	var factories []dynamicinformer.DynamicSharedInformerFactory
+	var running sync.WaitGroup
 	defer func() {
-		// The informers stop once ctx is cancelled; Shutdown waits for
-		// them.
+		// The informers stop once ctx is cancelled; wait for them.
 		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
+		running.Wait()
 	}()
 	wake := make(chan struct{}, 1)
 	notify := func() {
@@ -43,23 +42,21 @@ func WatchStatus(ctx context.Context, c *Cluster, scope Scope, changed func(*Sta
 	var stores []cache.Store
 	var synced []cache.InformerSynced
 	for _, ns := range scope.namespaces() {
-		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, ns, nil)
 		for _, k := range statusKinds {
-			if _, err := c.Mapper.RESTMapping(schema.GroupKind{Group: k.group, Kind: k.kind}, "v1"); err != nil {
+			if _, err := c.Mapper.RESTMapping(ctx, schema.GroupKind{Group: k.group, Kind: k.kind}, "v1"); err != nil {
 				if meta.IsNoMatchError(err) {
 					continue
 				}
 				return fmt.Errorf("finding the %s of the cluster: %w", k.resource, err)
 			}
-			inf := factory.ForResource(k.gvr()).Informer()
+			inf := informer.ForResource(c.Dynamic, k.gvr(), ns, 0)
 			if _, err := inf.AddEventHandler(handler); err != nil {
 				return err
 			}
 			stores = append(stores, inf.GetStore())
 			synced = append(synced, inf.HasSynced)
+			running.Go(func() { inf.RunWithContext(ctx) })
 		}
-		factory.Start(ctx.Done())
-		factories = append(factories, factory)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		if ctx.Err() != nil {

@@ -10,11 +10,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/knc-dev/knc/internal/informer"
 )
 
 // syncTimeout bounds the wait for a new informer's first list.
@@ -62,7 +62,7 @@ func (w *watches) informer(ctx context.Context, resource schema.GroupVersionReso
 		w.mu.Lock()
 		inf, ok = w.informers[key]
 		if !ok {
-			inf = newInformer(w.client, resource, namespace, w.resync)
+			inf = informer.ForResource(w.client, resource, namespace, w.resync)
 			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 				AddFunc:    func(obj any) { w.event(resource, obj) },
 				UpdateFunc: func(_, obj any) { w.event(resource, obj) },
@@ -82,26 +82,6 @@ func (w *watches) informer(ctx context.Context, resource schema.GroupVersionReso
 		return nil, fmt.Errorf("watching %s in namespace %s: %w", resource.GroupResource(), namespace, errors.Join(sctx.Err(), w.ctx.Err()))
 	}
 	return inf, nil
-}
-
-// newInformer returns an informer of the objects of one resource in one
-// namespace. It is built on tools/cache directly rather than through
-// client-go's dynamicinformer, which imports every typed informer and
-// clientset of client-go (most of k8s.io/api) into the runtime's binary.
-func newInformer(client dynamic.Interface, resource schema.GroupVersionResource, namespace string, resync time.Duration) cache.SharedIndexInformer {
-	objects := client.Resource(resource).Namespace(namespace)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return objects.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return objects.Watch(ctx, opts)
-		},
-	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      resync,
-		ObjectDescription: resource.String(),
-	})
 }
 
 func (w *watches) event(resource schema.GroupVersionResource, obj any) {

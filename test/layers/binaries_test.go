@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,24 @@ var notInTheRuntime = []string{
 	"k8s.io/client-go/discovery",
 	"sigs.k8s.io/controller-runtime",
 	"github.com/fluxcd/",
+}
+
+// notInKnc are what knc itself must not link: the Kubernetes client
+// libraries that bring every built-in API group of k8s.io/api (client-go's
+// scheme, typed clientsets and informers) with their package
+// initialisers, which every start of knc would run, though its cluster
+// commands use the dynamic client only. Kinds are mapped with
+// internal/restmap, informers are built by internal/informer, and a
+// kustomization entry is told local by compiler/kustomize's copy of
+// Flux's rule: Flux's kustomize package links controller-runtime. The
+// typed objects plugins render (core, apps, policy, rbac) stay.
+var notInKnc = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/informers",
+	"k8s.io/client-go/discovery",
+	"k8s.io/client-go/dynamic/dynamicinformer",
+	"sigs.k8s.io/controller-runtime",
+	"github.com/fluxcd/pkg/runtime",
 }
 
 // binaries are the commands knc ships.
@@ -105,6 +124,24 @@ func TestRuntimeBinaryLinksOnlyTheRuntime(t *testing.T) {
 	}
 	if bad := linked(p[0].Deps, notInTheRuntime); len(bad) > 0 {
 		t.Errorf("knc-runtime links %s; the runtime's binary carries the runtime only", strings.Join(bad, ", "))
+	}
+}
+
+// TestKncLinksNoKubernetesClientSets fails when knc links client-go's
+// clientsets, informers or discovery, controller-runtime, or Flux's
+// kustomize package (its filesys package, which links none of them,
+// stays).
+func TestKncLinksNoKubernetesClientSets(t *testing.T) {
+	p := list(t, "./cmd/knc")
+	if len(p) != 1 {
+		t.Fatalf("go list ./cmd/knc: %d packages", len(p))
+	}
+	bad := linked(p[0].Deps, notInKnc)
+	if slices.Contains(p[0].Deps, "github.com/fluxcd/pkg/kustomize") {
+		bad = append(bad, "github.com/fluxcd/pkg/kustomize")
+	}
+	if len(bad) > 0 {
+		t.Errorf("knc links %s, whose initialisers every start of knc runs; use the dynamic client with internal/restmap and internal/informer", strings.Join(bad, ", "))
 	}
 }
 
