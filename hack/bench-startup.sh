@@ -10,7 +10,11 @@
 # usage: hack/bench-startup.sh [RUNS]   (default 5)
 #
 # It also measures knc-runtime --version, with an empty TMPDIR that it
-# checks stays empty, and a hello-world Go program, the floor.
+# checks stays empty; a hello-world Go program, the floor of any Go binary;
+# and hack/cuefloor, which links CUE's evaluator and nothing else, the
+# floor of a binary that validates with CUE. The commands that only start
+# (hello, cuefloor, version, validate) are timed in milliseconds by
+# hack/startuptime; /usr/bin/time counts hundredths of a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -18,14 +22,18 @@ bin=$PWD/bin
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$bin/knc" ./cmd/knc
-go build -o "$bin/knc-runtime" ./cmd/knc-runtime
-go build -o "$bin/knc-draw" ./cmd/knc-draw
+# Built as make build and the release build them: static and stripped.
+release=(env CGO_ENABLED=0 go build -trimpath -ldflags '-s -w')
+"${release[@]}" -o "$bin/knc" ./cmd/knc
+"${release[@]}" -o "$bin/knc-runtime" ./cmd/knc-runtime
+"${release[@]}" -o "$bin/knc-draw" ./cmd/knc-draw
+"${release[@]}" -o "$work/cuefloor" ./hack/cuefloor
+go build -o "$work/startuptime" ./hack/startuptime
 # The floor: a Go program that prints a line.
 mkdir -p "$work/hello"
 printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
-(cd "$work/hello" && go build -o "$bin/hello" .)
+(cd "$work/hello" && "${release[@]}" -o "$bin/hello" .)
 
 # shellcheck source=measure.sh
 . hack/measure.sh
@@ -37,15 +45,18 @@ go run ./internal/benchcorpus/cmd/gen/main.go "$corpus" 1250
 TMPDIR=$work/cache "$bin/knc" version >/dev/null
 
 echo "machine: $(nproc) cores, $(awk '/model name/ {sub(/.*: /, ""); print; exit}' /proc/cpuinfo); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-measure "hello, world" env TMPDIR="$work/none" "$bin/hello"
+quick() { local label=$1; shift; "$work/startuptime" -n "$runs" -label "$label" "$@"; }
+quick "hello, world" env TMPDIR="$work/none" "$bin/hello"
+quick "CUE linked, nothing run (cuefloor)" env TMPDIR="$work/none" "$work/cuefloor"
 # The runtime's binary writes nothing to TMPDIR: run it with an empty one.
 mkdir -p "$work/empty"
-measure "cold: knc-runtime --version" env TMPDIR="$work/empty" "$bin/knc-runtime" --version
+quick "cold: knc-runtime --version" env TMPDIR="$work/empty" "$bin/knc-runtime" --version
 if [ -n "$(ls -A "$work/empty")" ]; then echo "knc-runtime wrote to TMPDIR: $(ls -A "$work/empty")"; fi
-for cmd in "version" "validate examples/quickstart" "graph -o svg $corpus"; do
-	label=${cmd/$corpus/1,000 Triggers}
+for cmd in "version" "validate examples/quickstart"; do
 	# shellcheck disable=SC2086 # cmd is split into arguments on purpose
-	measure "cold: $label" env TMPDIR="$work/none" "$bin/knc" $cmd
+	quick "cold: $cmd" env TMPDIR="$work/none" "$bin/knc" $cmd
 	# shellcheck disable=SC2086
-	measure "warm: $label" env TMPDIR="$work/cache" "$bin/knc" $cmd
+	quick "warm: $cmd" env TMPDIR="$work/cache" "$bin/knc" $cmd
 done
+measure "cold: graph -o svg 1,000 Triggers" env TMPDIR="$work/none" "$bin/knc" graph -o svg "$corpus"
+measure "warm: graph -o svg 1,000 Triggers" env TMPDIR="$work/cache" "$bin/knc" graph -o svg "$corpus"
