@@ -139,7 +139,7 @@ run: build
 FUZZTIME ?= 30s
 # Every func Fuzz of the tree is listed; `grep -rn '^func Fuzz' --include=*_test.go .`
 # finds them.
-FUZZ_TARGETS := ./cmd/knc/cli:FuzzValidateAndBuild ./runtime/ingress:FuzzFramingScan ./runtime/ingress:FuzzLeanServesAsNetHTTP ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./runtime/cehttp:FuzzNATSRoundTrip ./internal/cesql:FuzzParse ./compiler:FuzzLoad ./compiler/load:FuzzCompactReaderAgreesWithYAMLv3 ./compiler/render:FuzzEncodeYAMLString ./compiler/render:FuzzBuild ./compiler/render:FuzzEncodedStringsSurviveEveryReader ./internal/routing:FuzzDecode ./runtime/router:FuzzMatch ./runtime/delivery:FuzzDirectReadsWhatTheTransportReads
+FUZZ_TARGETS := ./cmd/knc/cli:FuzzValidateAndBuild ./runtime/ingress:FuzzFramingScan ./runtime/ingress:FuzzLeanServesAsNetHTTP ./runtime/cehttp:FuzzReadRequest ./runtime/cehttp:FuzzNextRecord ./runtime/cehttp:FuzzRecordEvent ./runtime/cehttp:FuzzEventRecordMatchesToNATS ./runtime/cehttp:FuzzNATSRoundTrip ./internal/cesql:FuzzParse ./compiler:FuzzLoad ./compiler/load:FuzzCompactReaderAgreesWithYAMLv3 ./compiler/render:FuzzBuild ./compiler/render:FuzzEncodedStringsSurviveEveryReader ./internal/routing:FuzzDecode ./runtime/router:FuzzMatch ./runtime/delivery:FuzzDirectReadsWhatTheTransportReads ./compiler/kustomize:FuzzIsLocalRelativePath ./compiler/kustomize:FuzzFastRenderer
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -9,5 +9,6 @@
 //	→ test, golden, examples
 //
 // and that the CLI reaches the compile stages only through the compiler's
-// library.
+// library; also what each binary links, and that make fuzz runs every fuzz
+// test of the module.
 package layers
