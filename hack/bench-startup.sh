@@ -27,8 +27,8 @@ release=(env CGO_ENABLED=0 go build -trimpath -ldflags '-s -w')
 "${release[@]}" -o "$bin/knc" ./cmd/knc
 "${release[@]}" -o "$bin/knc-runtime" ./cmd/knc-runtime
 "${release[@]}" -o "$bin/knc-draw" ./cmd/knc-draw
-"${release[@]}" -o "$work/cuefloor" ./hack/cuefloor
-go build -o "$work/startuptime" ./hack/startuptime
+"${release[@]}" -o "$work/cuefloor" ./hack/cuefloor/main.go
+go build -o "$work/startuptime" ./hack/startuptime/main.go
 # The floor: a Go program that prints a line.
 mkdir -p "$work/hello"
 printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"

@@ -2,6 +2,13 @@
 // its OpenAPI and JSON Schema encoders) and does nothing else: its start,
 // measured by hack/bench-startup.sh, is the least any binary that
 // evaluates CUE, as knc validate must, can take.
+//
+// It is built only when named as a file (go build ./hack/cuefloor/main.go),
+// so that go install ./..., which pre-commit runs to install its hooks,
+// installs knc's own binaries alone.
+
+//go:build ignore
+
 package main
 
 import (

@@ -3,7 +3,14 @@
 // from the kernel's account of the child (rusage), for start-up costs too
 // small for /usr/bin/time's hundredths of a second.
 //
-//	go run ./hack/startuptime -n 21 -label 'knc version' bin/knc version
+//	go run ./hack/startuptime/main.go -n 21 -label 'knc version' bin/knc version
+//
+// It is built only when named as a file (go build ./hack/startuptime/main.go),
+// so that go install ./..., which pre-commit runs to install its hooks,
+// installs knc's own binaries alone.
+
+//go:build ignore
+
 package main
 
 import (
