@@ -319,9 +319,27 @@ func WatchTokens(ctx context.Context, c *runtimeconfig.Config, eng *engine.Engin
 	if c.BearerTokens == "" || eng == nil {
 		return
 	}
-	last, lastProblems, _ := readBearerTokens(c.BearerTokens)
-	reportTokens(c.BearerTokens, eng, log, last, lastProblems)
-	tick := time.NewTicker(c.BearerTokensReloadInterval)
+	watchTokens(ctx, c.BearerTokens, c.BearerTokensReloadInterval, eng, log)
+}
+
+// tokenHolder is what watchTokens gives tokens to: the engine.
+type tokenHolder interface {
+	SetBearerTokens(ingress.BearerTokens)
+	Statuses() []status.Report
+}
+
+func watchTokens(ctx context.Context, dir string, every time.Duration, eng tokenHolder, log *slog.Logger) {
+	// The engine holds the tokens read when its options were made, before
+	// it started; a file replaced since (a Secret rotated while the
+	// runtime started) would otherwise wait for the next change.
+	last, lastProblems, err := readBearerTokens(dir)
+	if err == nil {
+		eng.SetBearerTokens(last)
+		reportTokens(dir, eng, log, last, lastProblems)
+	} else {
+		log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
@@ -329,7 +347,7 @@ func WatchTokens(ctx context.Context, c *runtimeconfig.Config, eng *engine.Engin
 			return
 		case <-tick.C:
 		}
-		tokens, problems, err := readBearerTokens(c.BearerTokens)
+		tokens, problems, err := readBearerTokens(dir)
 		if err != nil {
 			log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
 			continue
@@ -340,13 +358,13 @@ func WatchTokens(ctx context.Context, c *runtimeconfig.Config, eng *engine.Engin
 			log.Info("bearer tokens reloaded", "ingresses", len(tokens))
 		}
 		if changed || !slices.Equal(problems, lastProblems) {
-			reportTokens(c.BearerTokens, eng, log, tokens, problems)
+			reportTokens(dir, eng, log, tokens, problems)
 		}
 		last, lastProblems = tokens, problems
 	}
 }
 
-func reportTokens(dir string, eng *engine.Engine, log *slog.Logger, tokens ingress.BearerTokens, problems []tokenProblem) {
+func reportTokens(dir string, eng tokenHolder, log *slog.Logger, tokens ingress.BearerTokens, problems []tokenProblem) {
 	for _, p := range problems {
 		if p.unreadable {
 			log.Warn("bearer token file cannot be read; its ingress keeps its previous tokens, or refuses every request if it has none", "problem", p.msg)

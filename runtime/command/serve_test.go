@@ -1,17 +1,23 @@
 package command
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knc-dev/knc/internal/runtimeconfig"
 	"github.com/knc-dev/knc/runtime/engine"
 	"github.com/knc-dev/knc/runtime/ingress"
+	"github.com/knc-dev/knc/runtime/status"
 )
 
 func TestReadBearerTokens(t *testing.T) {
@@ -80,5 +86,63 @@ func TestServeSetsGCPercent(t *testing.T) {
 				t.Errorf("GC percent %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// heldTokens records what watchTokens gives the engine.
+type heldTokens struct {
+	mu  sync.Mutex
+	set []ingress.BearerTokens
+}
+
+func (h *heldTokens) SetBearerTokens(t ingress.BearerTokens) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.set = append(h.set, t)
+}
+
+func (h *heldTokens) Statuses() []status.Report { return nil }
+
+func (h *heldTokens) given() []ingress.BearerTokens {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.set)
+}
+
+// TestWatchTokensAppliesAFileReplacedBeforeItStarts checks that a token
+// file replaced after the engine read its tokens, and before the watch
+// started, is applied at once: the watch starts from the directory, not
+// from what it reads itself.
+func TestWatchTokensAppliesAFileReplacedBeforeItStarts(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "broker.shop.orders")
+	if err := os.WriteFile(file, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	atStart, _, err := readBearerTokens(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rotation, between the engine's options and the watch.
+	if err := os.WriteFile(file, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held := &heldTokens{set: []ingress.BearerTokens{atStart}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// An hour between reads: only the watch's first read can apply it.
+		watchTokens(ctx, dir, time.Hour, held, slog.New(slog.DiscardHandler))
+	}()
+	want := []ingress.BearerTokens{atStart, {"/brokers/shop/orders": {"new"}}}
+	deadline := time.Now().Add(30 * time.Second)
+	for !cmp.Equal(want, held.given()) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if diff := cmp.Diff(want, held.given()); diff != "" {
+		t.Errorf("tokens given to the engine (-want +got):\n%s", diff)
 	}
 }
