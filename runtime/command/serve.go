@@ -329,33 +329,33 @@ type tokenHolder interface {
 }
 
 func watchTokens(ctx context.Context, dir string, every time.Duration, eng tokenHolder, log *slog.Logger) {
-	// The engine holds the tokens read when its options were made, before
-	// it started; a file replaced since (a Secret rotated while the
-	// runtime started) would otherwise wait for the next change.
-	last, lastProblems, err := readBearerTokens(dir)
-	if err == nil {
-		eng.SetBearerTokens(last)
-		reportTokens(dir, eng, log, last, lastProblems)
-	} else {
-		log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
-	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	var last ingress.BearerTokens
+	var lastProblems []tokenProblem
+	// The first pass gives the engine what the directory holds now: the
+	// engine holds the tokens read when its options were made, before it
+	// started, and a file replaced since (a Secret rotated while the
+	// runtime started) would otherwise wait for the next change.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 		tokens, problems, err := readBearerTokens(dir)
 		if err != nil {
 			log.Error("reading the bearer tokens failed; the previous ones stay in force", "error", err)
 			continue
 		}
-		changed := !reflect.DeepEqual(tokens, last)
+		changed := first || !reflect.DeepEqual(tokens, last)
 		if changed {
 			eng.SetBearerTokens(tokens)
-			log.Info("bearer tokens reloaded", "ingresses", len(tokens))
+			if !first {
+				log.Info("bearer tokens reloaded", "ingresses", len(tokens))
+			}
 		}
 		if changed || !slices.Equal(problems, lastProblems) {
 			reportTokens(dir, eng, log, tokens, problems)
