@@ -11,10 +11,10 @@
 //
 // The layer is compressed with zstd by default: the binary is most of the
 // image, and zstd at its best level makes it about a tenth smaller than
-// gzip's best does (13.2 MB against 14.8 MB for linux/amd64). Every container runtime Kubernetes still supports
-// pulls zstd layers (containerd 1.5 and later, CRI-O, Docker Engine 23
-// and later); -compression gzip writes the layer as gzip for one that
-// does not.
+// gzip's best does (13.2 MB against 14.8 MB for linux/amd64). Every
+// container runtime Kubernetes still supports pulls zstd layers
+// (containerd 1.5 and later, CRI-O, Docker Engine 23 and later);
+// -compression gzip writes the layer as gzip for one that does not.
 //
 //	go run . -out DIR -epoch SECONDS -version V -revision SHA -source URL \
 //	    [-compression zstd|gzip] -bin linux/amd64=PATH -bin linux/arm64=PATH
